@@ -1,0 +1,86 @@
+"""The ``sandmle`` command.
+
+A ``SandmleError`` prints as one line and exits 2; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sandmle import __version__
+from sandmle.errors import SandmleError
+
+app = typer.Typer(
+    name="sandmle",
+    help="Train and judge MLE agents on micro-scale synthetic sandboxes, graded as MLE-bench grades.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"sandmle {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """sandmle: micro-scale sandboxes to train and judge machine-learning-engineering agents."""
+
+
+def _print_json(data: dict) -> None:
+    typer.echo(json.dumps(data, indent=2))
+
+
+@app.command()
+def grade(
+    submission: Annotated[Path, typer.Argument(help="Path to submission.csv.")],
+    competition: Annotated[
+        Path, typer.Option("--competition", "-c", help="Competition folder (holds competition.yaml).")
+    ],
+) -> None:
+    """Grade a submission and print MLE-bench's report as JSON (exit 0, valid or not)."""
+    from sandmle.harness.competition import load_competition
+    from sandmle.harness.grading import grade_csv, report_human_rank
+
+    comp = load_competition(competition)
+    report = grade_csv(submission, comp)
+    data = report.to_dict()
+    rank = report_human_rank(report, comp)
+    if rank is not None:
+        data["human_rank"] = rank
+    _print_json(data)
+
+
+@app.command()
+def thresholds(
+    leaderboard: Annotated[Path, typer.Argument(help="Leaderboard CSV with a 'score' column.")],
+) -> None:
+    """Medal and median thresholds of a leaderboard by MLE-bench's rule, as JSON."""
+    from sandmle.harness.medals import read_leaderboard, thresholds_from_leaderboard
+
+    _print_json(thresholds_from_leaderboard(read_leaderboard(leaderboard)).to_dict())
+
+
+def main() -> None:
+    try:
+        app()
+    except SandmleError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

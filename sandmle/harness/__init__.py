@@ -1,0 +1,1 @@
+"""The harness: competition format, grading core, metrics, Inspect tasks, sandboxes, scorer."""

@@ -1,0 +1,240 @@
+"""The competition format: one folder per competition, the same for every benchmark.
+
+```
+<root>/<competition_id>/
+  competition.yaml      this schema (CompetitionConfig)
+  prepared/public/      what the agent sees
+  prepared/private/     hidden answers: never copied into an agent's sandbox
+```
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from sandmle.errors import CompetitionError
+
+CONFIG_FILE = "competition.yaml"
+PUBLIC_DIR = Path("prepared/public")
+PRIVATE_DIR = Path("prepared/private")
+
+
+class Thresholds(BaseModel):
+    """Milestone scores, in the metric's own units."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gold: float
+    """Score at or beyond which a submission earns gold."""
+    silver: float
+    """Score at or beyond which a submission earns silver."""
+    bronze: float
+    """Score at or beyond which a submission earns bronze."""
+    median: float
+    """Median of the leaderboard; a submission must be strictly better to be above median."""
+
+
+class GraderSpec(BaseModel):
+    """Which registered grader scores this competition, and its options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "standard"
+    """A grader registered with ``@grader`` (``sandmle.harness.graders``)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Grader-specific options (see the grader's docstring)."""
+
+
+class HumanLeaderboards(BaseModel):
+    """Leaderboards for MLE-Dojo's HumanRank, paths relative to the competition folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    private: str
+    """CSV with a ``score`` column, best first (Kaggle's private board)."""
+    public: str | None = None
+    """CSV with a ``score`` column, best first (Kaggle's public board)."""
+
+
+class CompetitionConfig(BaseModel):
+    """The schema of ``competition.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    """Competition id; also the folder name."""
+    name: str
+    """Human-readable title."""
+    metric: str
+    """A metric registered in ``sandmle.harness.metrics``."""
+    is_lower_better: bool | None = None
+    """Direction of the metric; from the leaderboard, else the metric's default, when omitted."""
+    id_columns: list[str] = Field(default_factory=lambda: ["id"])
+    """Columns that identify a row; empty means rows are matched by position."""
+    target_columns: list[str] = Field(min_length=1)
+    """Columns that are graded."""
+    answers: str = "prepared/private/answers.csv"
+    """Answers file, relative to the competition folder; must lie under prepared/private."""
+    sample_submission: str = "prepared/public/sample_submission.csv"
+    """Sample submission, relative to the competition folder."""
+    description: str = "prepared/public/description.md"
+    """Task text shown to the agent, relative to the competition folder."""
+    thresholds: Thresholds | None = None
+    """Explicit milestones; exactly one of ``thresholds`` and ``leaderboard`` is set."""
+    leaderboard: str | None = None
+    """CSV with a ``score`` column (best first) to derive milestones from by MLE-bench's rule."""
+    human_leaderboards: HumanLeaderboards | None = None
+    """Private/public boards for HumanRank, where they exist."""
+    grader: GraderSpec = Field(default_factory=GraderSpec)
+    """Grader and its options."""
+    modality: Literal["tabular", "text", "image", "audio", "time-series", "other"] = "tabular"
+    """What the data is; informational."""
+    task_type: str = ""
+    """E.g. binary-classification, regression; informational."""
+    tags: dict[str, Any] = Field(default_factory=dict)
+    """Free-form metadata (seed task, generator version, flags)."""
+
+    @model_validator(mode="after")
+    def _one_source_of_thresholds(self) -> CompetitionConfig:
+        if (self.thresholds is None) == (self.leaderboard is None):
+            raise ValueError("set exactly one of 'thresholds' and 'leaderboard'")
+        if not Path(self.answers).as_posix().startswith(PRIVATE_DIR.as_posix() + "/"):
+            raise ValueError(f"'answers' must lie under {PRIVATE_DIR}/, got {self.answers!r}")
+        return self
+
+
+class Competition:
+    """A loaded competition: its config plus resolved paths."""
+
+    def __init__(self, root: Path, config: CompetitionConfig) -> None:
+        self.root = root
+        self.config = config
+
+    @property
+    def id(self) -> str:
+        return self.config.id
+
+    @property
+    def public_dir(self) -> Path:
+        return self.root / PUBLIC_DIR
+
+    @property
+    def private_dir(self) -> Path:
+        return self.root / PRIVATE_DIR
+
+    @property
+    def answers_path(self) -> Path:
+        return self.root / self.config.answers
+
+    @property
+    def sample_submission_path(self) -> Path:
+        return self.root / self.config.sample_submission
+
+    @property
+    def description_path(self) -> Path:
+        return self.root / self.config.description
+
+    def resolve(self, relative: str) -> Path:
+        return self.root / relative
+
+    def __repr__(self) -> str:
+        return f"Competition({self.id!r}, root={str(self.root)!r})"
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "competition.yaml"
+    return f"{where}: {err['msg']}"
+
+
+def parse_config(data: Any, source: str = CONFIG_FILE) -> CompetitionConfig:
+    """Validate a parsed ``competition.yaml``; a bad field is a one-line CompetitionError."""
+    if not isinstance(data, dict):
+        raise CompetitionError(f"{source}: expected a mapping of fields, got {type(data).__name__}")
+    try:
+        config = CompetitionConfig.model_validate(data)
+    except ValidationError as exc:
+        raise CompetitionError(f"{source}: {_first_error(exc)}") from None
+    _check_metric(config, source)
+    _check_thresholds_order(config, source)
+    return config
+
+
+def _check_metric(config: CompetitionConfig, source: str) -> None:
+    from sandmle.harness.metrics import metric_names
+
+    if config.metric not in metric_names():
+        known = ", ".join(sorted(metric_names()))
+        raise CompetitionError(f"{source}: metric {config.metric!r} is unknown (known: {known})")
+
+
+def _check_thresholds_order(config: CompetitionConfig, source: str) -> None:
+    t = config.thresholds
+    if t is None:
+        return
+    values = [t.gold, t.silver, t.bronze, t.median]
+    if any(math.isnan(v) for v in values):
+        raise CompetitionError(f"{source}: thresholds must be numbers, not NaN")
+    lower = metric_direction(config)
+    ordered = t.gold <= t.silver <= t.bronze if lower else t.gold >= t.silver >= t.bronze
+    if not ordered:
+        direction = "lower" if lower else "higher"
+        raise CompetitionError(
+            f"{source}: thresholds gold={t.gold}, silver={t.silver}, bronze={t.bronze} are out of "
+            f"order for a {direction}-is-better metric (check is_lower_better)"
+        )
+
+
+def metric_direction(config: CompetitionConfig) -> bool:
+    """``is_lower_better`` as configured, else the metric's default direction."""
+    if config.is_lower_better is not None:
+        return config.is_lower_better
+    from sandmle.harness.metrics import get_metric
+
+    return get_metric(config.metric).lower_is_better
+
+
+def load_competition(path: str | Path) -> Competition:
+    """Load one competition folder (the folder holding ``competition.yaml``)."""
+    root = Path(path)
+    config_path = root / CONFIG_FILE
+    if not root.is_dir():
+        raise CompetitionError(f"{root}: competition folder does not exist")
+    if not config_path.is_file():
+        raise CompetitionError(f"{root}: no {CONFIG_FILE} in this folder")
+    try:
+        data = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CompetitionError(f"{config_path}: not valid YAML ({first})") from None
+    config = parse_config(data, str(config_path))
+    if config.id != root.name:
+        raise CompetitionError(
+            f"{config_path}: id {config.id!r} does not match the folder name {root.name!r}"
+        )
+    competition = Competition(root.resolve(), config)
+    _check_files(competition, config_path)
+    return competition
+
+
+def _check_files(competition: Competition, source: Path) -> None:
+    config = competition.config
+    required = {"answers": config.answers, "sample_submission": config.sample_submission}
+    if config.leaderboard:
+        required["leaderboard"] = config.leaderboard
+    for field, rel in required.items():
+        if not competition.resolve(rel).is_file():
+            raise CompetitionError(f"{source}: {field} file {rel!r} does not exist")
+
+
+def write_config(config: CompetitionConfig, root: Path) -> Path:
+    """Write ``competition.yaml`` deterministically (same config, same bytes)."""
+    data = config.model_dump(mode="json", exclude_none=True)
+    path = root / CONFIG_FILE
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path

@@ -1,0 +1,112 @@
+"""Packs: a root folder of competitions, optionally with a ``pack.yaml`` manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sandmle.errors import CompetitionError
+from sandmle.harness.competition import CONFIG_FILE, Competition, load_competition
+
+PACK_FILE = "pack.yaml"
+
+
+class PackTask(BaseModel):
+    """One task entry of a pack manifest."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    """Competition id (a sub-folder of the pack root)."""
+    modality: str | None = None
+    """Modality of the task, for filtering."""
+    seed_task: str | None = None
+    """The real competition whose structure the task keeps, if any."""
+    baselines: dict[str, float | None] = Field(default_factory=dict)
+    """Scores of the generator's baseline models (dummy, linear, strong, oracle)."""
+
+
+class PackManifest(BaseModel):
+    """The schema of ``pack.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    """Pack name."""
+    version: str = "1"
+    """Pack version; logs record it so results are comparable."""
+    seed: int | None = None
+    """Seed the pack was generated from."""
+    generator_version: str | None = None
+    """Version of the generator that wrote it."""
+    tasks: list[PackTask] = Field(default_factory=list)
+    """Tasks in the pack, in order."""
+
+
+class Pack:
+    """A loaded pack: manifest plus competitions, in manifest order."""
+
+    def __init__(self, root: Path, manifest: PackManifest, competitions: list[Competition]):
+        self.root = root
+        self.manifest = manifest
+        self.competitions = competitions
+
+    def __len__(self) -> int:
+        return len(self.competitions)
+
+    def get(self, competition_id: str) -> Competition:
+        for competition in self.competitions:
+            if competition.id == competition_id:
+                return competition
+        raise CompetitionError(f"{self.root}: pack has no task {competition_id!r}")
+
+
+def read_manifest(root: Path) -> PackManifest | None:
+    path = root / PACK_FILE
+    if not path.is_file():
+        return None
+    try:
+        return PackManifest.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except yaml.YAMLError as exc:
+        raise CompetitionError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise CompetitionError(f"{path}: {where}: {err['msg']}") from None
+
+
+def load_pack(path: str | Path, task_ids: list[str] | None = None) -> Pack:
+    """Load every competition under ``path`` (or only ``task_ids``), manifest order first."""
+    root = Path(path)
+    if not root.is_dir():
+        raise CompetitionError(f"{root}: pack folder does not exist")
+    if (root / CONFIG_FILE).is_file():  # a single competition is a pack of one
+        competition = load_competition(root)
+        return Pack(
+            root,
+            PackManifest(name=competition.id, tasks=[PackTask(id=competition.id)]),
+            [competition],
+        )
+    manifest = read_manifest(root)
+    if manifest is None:
+        ids = sorted(p.name for p in root.iterdir() if (p / CONFIG_FILE).is_file())
+        manifest = PackManifest(name=root.name, tasks=[PackTask(id=i) for i in ids])
+    ids = [t.id for t in manifest.tasks]
+    if task_ids is not None:
+        unknown = sorted(set(task_ids) - set(ids))
+        if unknown:
+            raise CompetitionError(f"{root}: pack has no task(s) {', '.join(unknown)}")
+        ids = [i for i in ids if i in set(task_ids)]
+    if not ids:
+        raise CompetitionError(f"{root}: no competitions found (no */{CONFIG_FILE})")
+    return Pack(root.resolve(), manifest, [load_competition(root / i) for i in ids])
+
+
+def write_manifest(manifest: PackManifest, root: Path) -> Path:
+    """Write ``pack.yaml`` deterministically."""
+    path = root / PACK_FILE
+    data = manifest.model_dump(mode="json", exclude_none=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path

@@ -1,0 +1,92 @@
+"""Reading CSV files the way MLE-bench's reference environment reads them.
+
+MLE-bench parses with pandas' defaults plus the round-trip float parser, under pandas 2.2.
+pandas >= 3 infers a ``str`` dtype for text columns; we turn such columns back into
+``object`` columns (missing values as NaN), so text comparisons and ``astype(str)``
+behave as in the reference environment whatever pandas is installed.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+"""Submissions above this size are invalid (a 1 GB file would stall grading)."""
+
+_SNIFF_BYTES = 64 * 1024
+
+
+def read_csv_reference(path: str | Path) -> pd.DataFrame:
+    """Parse a CSV exactly as MLE-bench does (pandas defaults, round-trip floats)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas 3 deprecates float_precision but still honours it
+        frame = pd.read_csv(path, float_precision="round_trip")
+    return _object_text_columns(frame)
+
+
+def _object_text_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    for column in frame.columns:
+        if pd.api.types.is_string_dtype(frame[column].dtype) and frame[column].dtype != object:
+            frame[column] = frame[column].astype(object).where(frame[column].notna(), float("nan"))
+    return frame
+
+
+@dataclass(frozen=True)
+class LoadedSubmission:
+    """The outcome of reading a submission file: a table, or why there is none."""
+
+    frame: pd.DataFrame | None
+    exists: bool
+    reason: str | None = None
+
+
+def load_submission(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedSubmission:
+    """Read a submission; never raises for a bad file, returns the reason instead."""
+    p = Path(path)
+    missing = _existence_problem(p)
+    if missing:
+        return LoadedSubmission(None, exists=False, reason=missing)
+    size = p.stat().st_size
+    if size > max_bytes:
+        return LoadedSubmission(
+            None, True, f"file is {_mb(size)}, over the {_mb(max_bytes)} submission limit"
+        )
+    with p.open("rb") as fh:
+        head = fh.read(_SNIFF_BYTES)
+    if b"\x00" in head:
+        return LoadedSubmission(None, True, "file holds binary data (NUL bytes), not a text CSV")
+    try:
+        frame = read_csv_reference(p)
+    except pd.errors.EmptyDataError:
+        return LoadedSubmission(None, True, "file is empty (no header row)")
+    except UnicodeDecodeError:
+        return LoadedSubmission(None, True, "file is not UTF-8 text")
+    except (pd.errors.ParserError, ValueError, OSError) as exc:
+        return LoadedSubmission(None, True, f"could not parse CSV: {_first_line(exc)}")
+    return LoadedSubmission(frame, exists=True)
+
+
+def _existence_problem(p: Path) -> str | None:
+    # MLE-bench: a submission exists only as a regular file with a .csv suffix.
+    if p.is_dir():
+        return f"{p} is a directory, not a CSV file"
+    if not p.exists():
+        return f"no submission file at {p}"
+    if not p.is_file():
+        return f"{p} is not a regular file"
+    if p.suffix.lower() != ".csv":
+        return f"{p.name} does not have a .csv suffix"
+    return None
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,1 @@
+"""sandmle.training"""

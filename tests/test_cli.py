@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sandmle import __version__
+from sandmle.cli import app
+
+from .conftest import FIXTURES, SHARED
+
+runner = CliRunner()
+ROOT = Path(__file__).parents[1]
+
+
+def _sandmle(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sandmle.cli", *args], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+def test_version_and_help() -> None:
+    assert runner.invoke(app, ["--version"]).output.strip() == f"sandmle {__version__}"
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0 and "grade" in result.output and "thresholds" in result.output
+
+
+def test_grade_prints_full_report() -> None:
+    comp = FIXTURES / "plant-watering"
+    result = runner.invoke(
+        app, ["grade", str(comp / "prepared/public/sample_submission.csv"), "-c", str(comp)]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["competition_id"] == "plant-watering"
+    assert report["valid_submission"] is True and report["score"] == 0.5
+
+
+def test_grade_invalid_submission_still_exits_zero(tmp_path: Path) -> None:
+    bad = tmp_path / "submission.csv"
+    bad.write_text("nope\n1\n")
+    result = runner.invoke(app, ["grade", str(bad), "-c", str(FIXTURES / "plant-watering")])
+    assert result.exit_code == 0
+    assert json.loads(result.output)["valid_submission"] is False
+
+
+def test_grade_reports_human_rank_where_boards_exist() -> None:
+    comp = FIXTURES / "bike-rentals"
+    result = runner.invoke(
+        app, ["grade", str(comp / "prepared/public/sample_submission.csv"), "-c", str(comp)]
+    )
+    assert 0.0 <= json.loads(result.output)["human_rank"] <= 1.0
+
+
+def test_broken_competition_is_one_line_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "competition.yaml").write_text("id: [\n")
+    proc = _sandmle("grade", "x.csv", "--competition", str(tmp_path))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_thresholds_on_fixture_board() -> None:
+    result = runner.invoke(app, ["thresholds", str(FIXTURES / "bike-rentals/leaderboard.csv")])
+    data = json.loads(result.output)
+    assert set(data) == {
+        "gold_threshold",
+        "silver_threshold",
+        "bronze_threshold",
+        "median_threshold",
+        "is_lower_better",
+        "teams",
+    }
+    # 120 teams: gold at row 10, silver at row 24, bronze at row 48 of the file
+    assert data["teams"] == 120 and data["is_lower_better"] is True
+    import pandas as pd
+
+    scores = pd.read_csv(FIXTURES / "bike-rentals/leaderboard.csv")["score"]
+    assert data["gold_threshold"] == scores[9] and data["silver_threshold"] == scores[23]
+    assert data["bronze_threshold"] == scores[47]
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is not beside the checkout")
+def test_thresholds_on_real_board() -> None:
+    board = SHARED / "leaderboards/aptos2019-blindness-detection/private_leaderboard.csv"
+    data = json.loads(runner.invoke(app, ["thresholds", str(board)]).output)
+    assert data["teams"] == 2928 and data["is_lower_better"] is False
+    assert (data["gold_threshold"], data["silver_threshold"], data["bronze_threshold"]) == (
+        0.930508,
+        0.919654,
+        0.914492,
+    )
+
+
+def test_thresholds_bad_input_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "board.csv"
+    bad.write_text("rank,points\n1,3\n")
+    proc = _sandmle("thresholds", str(bad))
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ")
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci/run").read_text()
+    command = ci.strip().splitlines()[-1]
+    assert command in readme, f"README does not show CI's test command {command!r}"
