@@ -1,2 +1,8 @@
 """Inspect AI entry point: importing this module registers sandmle's tasks, solvers,
 sandboxes and model APIs (named in ``[project.entry-points.inspect_ai]``)."""
+
+# ruff: noqa: F401 - imported for their registration side effects
+from sandmle.benchmarks.synthetic.task import synthetic
+from sandmle.harness.sandbox.bwrap import BwrapSandboxEnvironment
+from sandmle.harness.scorer import medal_scorer
+from sandmle.harness.solvers import copy_sample_submission

@@ -48,7 +48,8 @@ def _print_json(data: dict) -> None:
 def grade(
     submission: Annotated[Path, typer.Argument(help="Path to submission.csv.")],
     competition: Annotated[
-        Path, typer.Option("--competition", "-c", help="Competition folder (holds competition.yaml).")
+        Path,
+        typer.Option("--competition", "-c", help="Competition folder (holds competition.yaml)."),
     ],
 ) -> None:
     """Grade a submission and print MLE-bench's report as JSON (exit 0, valid or not)."""

@@ -206,7 +206,7 @@ def load_competition(path: str | Path) -> Competition:
     if not root.is_dir():
         raise CompetitionError(f"{root}: competition folder does not exist")
     if not config_path.is_file():
-        raise CompetitionError(f"{root}: no {CONFIG_FILE} in this folder")
+        return _load_from_sources(root)
     try:
         data = yaml.safe_load(config_path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -220,6 +220,19 @@ def load_competition(path: str | Path) -> Competition:
     competition = Competition(root.resolve(), config)
     _check_files(competition, config_path)
     return competition
+
+
+def _load_from_sources(root: Path) -> Competition:
+    """A folder without competition.yaml: ask the registered competition sources."""
+    from sandmle.harness.plugins import COMPETITION_SOURCES, load_plugins
+
+    for describe in load_plugins(COMPETITION_SOURCES):
+        config = describe(root)
+        if config is not None:
+            competition = Competition(root.resolve(), config)
+            _check_files(competition, root)
+            return competition
+    raise CompetitionError(f"{root}: no {CONFIG_FILE} in this folder, and no known layout")
 
 
 def _check_files(competition: Competition, source: Path) -> None:

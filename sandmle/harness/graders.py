@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sandmle.errors import CompetitionError, InvalidSubmission
 from sandmle.harness.competition import CompetitionConfig
 from sandmle.harness.metrics import get_metric
+from sandmle.harness.plugins import GRADER_PLUGINS, load_plugins
 
 GradeFn = Callable[[pd.DataFrame, pd.DataFrame, CompetitionConfig], float]
 
@@ -37,6 +38,8 @@ def grader(name: str) -> Callable[[GradeFn], GradeFn]:
 
 
 def get_grader(name: str) -> GradeFn:
+    if name not in _GRADERS:
+        load_plugins(GRADER_PLUGINS)
     if name not in _GRADERS:
         known = ", ".join(sorted(_GRADERS))
         raise CompetitionError(f"unknown grader {name!r} (known: {known})")

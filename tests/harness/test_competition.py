@@ -65,7 +65,7 @@ def test_broken_yaml_and_missing_files(plant_dir: Path, tmp_path: Path) -> None:
         load_competition(plant_dir)
     with pytest.raises(CompetitionError, match="does not exist"):
         load_competition(tmp_path / "nowhere")
-    with pytest.raises(CompetitionError, match="no competition.yaml"):
+    with pytest.raises(CompetitionError, match="no competition.yaml in this folder"):
         load_competition(tmp_path)
 
 
@@ -89,7 +89,9 @@ def test_pack_with_and_without_manifest(plant_dir: Path, bike_dir: Path) -> None
     pack = load_pack(root)
     assert [c.id for c in pack.competitions] == ["bike-rentals", "plant-watering"]
     write_manifest(
-        PackManifest(name="tiny", seed=3, tasks=[PackTask(id="plant-watering"), PackTask(id="bike-rentals")]),
+        PackManifest(
+            name="tiny", seed=3, tasks=[PackTask(id="plant-watering"), PackTask(id="bike-rentals")]
+        ),
         root,
     )
     pack = load_pack(root)

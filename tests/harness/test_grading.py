@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from sandmle.harness.competition import Competition, load_competition
-from sandmle.harness.grading import CompetitionReport, grade_csv, grade_frame, report_human_rank
 from sandmle.harness.graders import grader
+from sandmle.harness.grading import CompetitionReport, grade_csv, grade_frame, report_human_rank
 from sandmle.harness.medals import read_leaderboard, thresholds_from_leaderboard
 from sandmle.harness.metrics import get_metric
 
@@ -117,7 +117,10 @@ def _sub_lines(comp: Competition, edit: Callable[[pd.DataFrame], pd.DataFrame]) 
 BAD_FRAMES: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing target": (lambda d: d.drop(columns="needs_water"), "missing column(s) 'needs_water'"),
     "missing id": (lambda d: d.drop(columns="id"), "missing column(s) 'id'"),
-    "renamed target": (lambda d: d.rename(columns={"needs_water": "Needs_Water"}), "missing column"),
+    "renamed target": (
+        lambda d: d.rename(columns={"needs_water": "Needs_Water"}),
+        "missing column",
+    ),
     "duplicate ids": (
         lambda d: d.assign(id=[d.id[0]] * 2 + list(d.id[2:])),
         "duplicate id(s) in submission: 'pot_040'",
@@ -145,7 +148,7 @@ def test_bad_submission_tables(plant: Competition, tmp_path: Path, case: str) ->
 BAD_FILES: dict[str, tuple[str | bytes, str]] = {
     "empty file": (b"", "empty"),
     "binary garbage": (bytes(range(256)) * 40, "binary data"),
-    "not utf-8": ("id,needs_water\npot_040,0.5\n".encode() + b"\xff\xfe\xfa,0.1\n", "not UTF-8"),
+    "not utf-8": (b"id,needs_water\npot_040,0.5\n" + b"\xff\xfe\xfa,0.1\n", "not UTF-8"),
     "semicolon delimiter": ("id;needs_water\npot_040;0.5\n", "does not seem to be comma-separated"),
     "tab delimiter": ("id\tneeds_water\npot_040\t0.5\n", "does not seem to be comma-separated"),
     "header only": ("id,needs_water\n", "has 0 rows"),
@@ -192,7 +195,9 @@ def test_fifo_is_not_a_regular_file(plant: Competition, tmp_path: Path) -> None:
 
 def test_utf8_bom_and_booleans_are_accepted(plant: Competition, tmp_path: Path) -> None:
     answers = _answers(plant)
-    lines = ["id,needs_water"] + [f"{i},{bool(v)}" for i, v in zip(answers.id, answers.needs_water)]
+    lines = ["id,needs_water"] + [
+        f"{i},{bool(v)}" for i, v in zip(answers.id, answers.needs_water, strict=True)
+    ]
     path = _write(tmp_path, ("\ufeff" + "\n".join(lines) + "\n").encode("utf-8"))
     report = grade_csv(path, plant)
     assert report.valid_submission and report.score == 1.0
@@ -203,7 +208,11 @@ def test_grader_bug_is_flagged_not_blamed_on_agent(plant_dir: Path, tmp_path: Pa
     def _crash(submission: pd.DataFrame, answers: pd.DataFrame, config: object) -> float:
         raise KeyError("oops")
 
-    text = (plant_dir / "competition.yaml").read_text().replace("name: standard", "name: test-crashing")
+    text = (
+        (plant_dir / "competition.yaml")
+        .read_text()
+        .replace("name: standard", "name: test-crashing")
+    )
     (plant_dir / "competition.yaml").write_text(text)
     comp = load_competition(plant_dir)
     report = grade_csv(comp.sample_submission_path, comp)
@@ -255,7 +264,9 @@ def test_medal_tiers_at_thresholds(plant: Competition) -> None:
     for score, tier in [(0.95, "gold_medal"), (0.9, "silver_medal"), (0.85, "bronze_medal")]:
 
         @grader(f"test-fixed-{tier}")
-        def _fixed(submission: pd.DataFrame, answers: pd.DataFrame, config: object, s=score) -> float:
+        def _fixed(
+            submission: pd.DataFrame, answers: pd.DataFrame, config: object, s=score
+        ) -> float:
             return s
 
         plant.config.grader.name = f"test-fixed-{tier}"

@@ -1,0 +1,69 @@
+"""``sandmle/synthetic``: evaluate on a synthetic pack (the built-in one by default)."""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+
+from sandmle.harness.pack import load_pack
+from sandmle.harness.selection import parse_task_ids
+from sandmle.harness.task import (
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_MESSAGE_LIMIT,
+    DEFAULT_TIME_LIMIT,
+    SandboxType,
+    competition_task,
+)
+from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT
+
+
+@task
+def synthetic(
+    pack: str | None = None,
+    tasks: str | list[str] | None = None,
+    sandbox: SandboxType = "bwrap",
+    time_limit: int | None = DEFAULT_TIME_LIMIT,
+    message_limit: int | None = DEFAULT_MESSAGE_LIMIT,
+    token_limit: int | None = None,
+    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    max_processes: int = DEFAULT_MAX_PROCESSES,
+    epochs: int = 1,
+) -> Task:
+    """A synthetic pack as an Inspect task, one sample per competition.
+
+    Args:
+        pack: Pack folder; the built-in pack when omitted.
+        tasks: Task ids (comma-separated or a list) or a split file; all when omitted.
+        sandbox: ``bwrap`` (default, isolated), ``docker``, or ``local`` (no isolation).
+        time_limit: Wall-clock seconds per sample.
+        message_limit: Messages per sample.
+        token_limit: Tokens per sample.
+        command_timeout: Seconds per bash/python call.
+        memory_mb: Memory cap per process in the sandbox.
+        max_processes: Process cap in the sandbox.
+        epochs: Runs per sample.
+    """
+    if pack is None:
+        from sandmle.benchmarks.synthetic.packs import builtin_pack_dir
+
+        pack = str(builtin_pack_dir())
+    loaded = load_pack(pack, parse_task_ids(tasks))
+    return competition_task(
+        loaded.competitions,
+        name="synthetic",
+        sandbox=sandbox,
+        time_limit=time_limit,
+        message_limit=message_limit,
+        token_limit=token_limit,
+        command_timeout=command_timeout,
+        memory_mb=memory_mb,
+        max_processes=max_processes,
+        epochs=epochs,
+        metadata={
+            "benchmark": "synthetic",
+            "pack": loaded.manifest.name,
+            "pack_version": loaded.manifest.version,
+            "pack_seed": loaded.manifest.seed,
+        },
+    )

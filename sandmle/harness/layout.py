@@ -1,0 +1,12 @@
+"""Where things are inside an agent's sandbox; every sandbox type and prompt uses these."""
+
+DATA_DIR = "/home/data"
+"""The competition's public files, read-only."""
+SUBMISSION_DIR = "/home/submission"
+"""Where the agent writes its answer."""
+SUBMISSION_PATH = f"{SUBMISSION_DIR}/submission.csv"
+"""The file the scorer grades."""
+WORK_DIR = "/home/agent"
+"""The agent's own scratch dir (its HOME and working dir)."""
+PUBLIC_DIR_METADATA_KEY = "sandmle_public_dir"
+"""Sample metadata key naming the host dir mounted at DATA_DIR for that sample."""

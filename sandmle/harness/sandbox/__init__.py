@@ -1,0 +1,27 @@
+"""Sandboxes for agent code: `bwrap` (bubblewrap, no Docker needed) and Docker compose."""
+
+from .bwrap import (
+    PUBLIC_DIR_METADATA_KEY,
+    BwrapConfig,
+    BwrapSandboxEnvironment,
+    BwrapUnavailableError,
+)
+from .docker import (
+    DEFAULT_IMAGE,
+    build_image,
+    compose_for,
+    write_compose,
+)
+from .limits import SandboxLimits
+
+__all__ = [
+    "DEFAULT_IMAGE",
+    "PUBLIC_DIR_METADATA_KEY",
+    "BwrapConfig",
+    "BwrapSandboxEnvironment",
+    "BwrapUnavailableError",
+    "SandboxLimits",
+    "build_image",
+    "compose_for",
+    "write_compose",
+]

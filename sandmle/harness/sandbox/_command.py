@@ -1,0 +1,167 @@
+"""The `bwrap` command line for one exec: what the sandbox sees and who it runs as."""
+
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from .limits import SandboxLimits
+
+WORK_DIR = "/home/agent"
+SUBMISSION_DIR = "/home/submission"
+DATA_DIR = "/home/data"
+TMP_DIR = "/tmp"
+
+SETPRIV = "/usr/bin/setpriv"
+PRLIMIT = "/usr/bin/prlimit"
+
+# Host /etc entries a Python/numpy process needs; passwd and group are generated per sample
+# so the host's users (and shadow files) stay out of view.
+ETC_ENTRIES = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
+    "localtime", "nsswitch.conf", "hosts", "mime.types",
+)  # fmt: skip
+SYSTEM_TOP_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+BASE_ENV = {
+    "HOME": WORK_DIR,
+    "LANG": "C.UTF-8",
+    "PYTHONUNBUFFERED": "1",
+    "MPLBACKEND": "Agg",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "TMPDIR": TMP_DIR,
+}
+
+
+@dataclass(frozen=True)
+class SampleDirs:
+    """A sample's private host dirs and the uid its processes run as."""
+
+    root: Path
+    uid: int
+    privileged: bool
+    """True when we are root: bwrap runs privileged and setpriv drops to `uid`."""
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    @property
+    def submission(self) -> Path:
+        return self.root / "submission"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def etc(self) -> Path:
+        return self.root / "etc"
+
+    def writable(self) -> list[Path]:
+        return [self.work, self.submission, self.tmp]
+
+
+Bind = tuple[str, str, str]  # (bwrap flag, host path, sandbox path)
+
+
+def _system_binds() -> list[Bind]:
+    binds = [("--ro-bind", "/usr", "/usr")]
+    for name in SYSTEM_TOP_DIRS:
+        host = Path("/") / name
+        if host.is_symlink():  # merged-/usr hosts: /bin -> usr/bin
+            binds.append(("--symlink", os.readlink(host), str(host)))
+        elif host.is_dir():
+            binds.append(("--ro-bind", str(host), str(host)))
+    binds += [("--ro-bind-try", f"/etc/{name}", f"/etc/{name}") for name in ETC_ENTRIES]
+    return binds
+
+
+def _sample_binds(dirs: SampleDirs, public_dir: Path | None, ro_binds: dict[Path, str]) -> list[Bind]:
+    binds = [("--ro-bind", str(host), dest) for host, dest in ro_binds.items()]
+    binds += [
+        ("--bind", str(dirs.work), WORK_DIR),
+        ("--bind", str(dirs.submission), SUBMISSION_DIR),
+        ("--bind", str(dirs.tmp), TMP_DIR),
+        ("--ro-bind", str(dirs.etc / "passwd"), "/etc/passwd"),
+        ("--ro-bind", str(dirs.etc / "group"), "/etc/group"),
+    ]
+    if public_dir is not None:
+        binds.append(("--ro-bind", str(public_dir), DATA_DIR))
+    return binds
+
+
+def _parents(dests: list[str]) -> list[str]:
+    """Every ancestor of `dests` (except /), parents before children."""
+    found: set[str] = set()
+    for dest in dests:
+        parent = posixpath.dirname(dest)
+        while parent not in ("/", "") and parent not in found:
+            found.add(parent)
+            parent = posixpath.dirname(parent)
+    return sorted(found, key=lambda p: p.count("/"))
+
+
+def _mount_args(binds: list[Bind]) -> list[str]:
+    # Privileged bwrap creates missing mount-point parents as 0700 root dirs, which the
+    # sample's uid could not traverse; make them first, world-readable.
+    args: list[str] = []
+    for parent in _parents([dest for _, _, dest in binds]):
+        args += ["--perms", "0755", "--dir", parent]
+    for flag, host, dest in binds:
+        args += [flag, host, dest]
+    return args
+
+
+def _limit_prefix(limits: SandboxLimits) -> list[str]:
+    mib = 1024**2
+    return [
+        PRLIMIT,
+        f"--as={limits.memory_mb * mib}",
+        f"--nproc={limits.max_processes}",
+        f"--cpu={limits.cpu_time_s}",
+        f"--fsize={limits.file_size_mb * mib}",
+        "--core=0",
+        "--",
+    ]
+
+
+def _identity_prefix(dirs: SampleDirs) -> list[str]:
+    if not dirs.privileged:
+        return []
+    uid = str(dirs.uid)
+    return [
+        SETPRIV, "--reuid", uid, "--regid", uid, "--clear-groups",
+        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+    ]  # fmt: skip
+
+
+def bwrap_argv(
+    bwrap: str,
+    dirs: SampleDirs,
+    *,
+    cmd: list[str],
+    cwd: str,
+    env: dict[str, str],
+    limits: SandboxLimits,
+    public_dir: Path | None,
+    ro_binds: dict[Path, str],
+) -> list[str]:
+    """The full argv: bwrap, then setpriv (when root), then prlimit, then `cmd`."""
+    # No user namespace when root: the processes must really run as `dirs.uid` on the
+    # host so RLIMIT_NPROC counts only this sample and file modes protect the host.
+    unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+    unshare += ["--unshare-cgroup-try"] + ([] if dirs.privileged else ["--unshare-user"])
+    args = [bwrap, *unshare, "--die-with-parent", "--new-session", "--clearenv"]
+    args += ["--hostname", "sandbox"]
+    args += _mount_args(_system_binds() + _sample_binds(dirs, public_dir, ro_binds))
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--perms", "1777", "--size", str(limits.shm_mb * 1024**2), "--tmpfs", "/dev/shm"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    if dirs.privileged:  # only for setpriv; it clears every capability before `cmd`
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    args += ["--chdir", cwd, "--"]
+    return args + _identity_prefix(dirs) + _limit_prefix(limits) + cmd

@@ -1,0 +1,153 @@
+"""Run one sandbox command with a wall-clock timeout, capped output and a disk-quota watch.
+
+The command is expected to be a `bwrap` invocation: killing its process group kills
+bwrap, whose `--die-with-parent` then takes the sandbox's PID namespace (and every
+process the command started) down with it.
+"""
+
+import os
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from subprocess import DEVNULL, PIPE
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+from inspect_ai.util import OutputLimitExceededError
+
+_READ_CHUNK = 64 * 1024
+
+
+@dataclass
+class ProcessOutcome:
+    """How a limited command ended."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    disk_exceeded: bool = False
+
+
+@dataclass
+class _CappedBuffer:
+    """Keeps the first `limit` bytes of a stream and notes whether more came."""
+
+    limit: int
+    data: bytearray = field(default_factory=bytearray)
+    overflowed: bool = False
+
+    def add(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
+        if len(chunk) > room:
+            self.overflowed = True
+        self.data += chunk[: max(room, 0)]
+
+
+def dir_size(paths: Sequence[Path]) -> int:
+    """Bytes used by regular files under `paths` (symlinks are not followed)."""
+    total = 0
+    stack = [str(p) for p in paths]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:  # vanished or unreadable while the agent works
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    total += entry.stat(follow_symlinks=False).st_blocks * 512
+            except OSError:
+                continue
+    return total
+
+
+def kill_group(process: Process) -> None:
+    """SIGKILL the command's process group (bwrap and anything it left in the group)."""
+    if process.returncode is not None:
+        return  # reaped: its pid (and group id) may already belong to someone else
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+async def _pump(stream: ByteReceiveStream, buffer: _CappedBuffer, process: Process) -> None:
+    # Keep reading after an overflow (and discard) so the killed process sees EOF, not
+    # a full pipe; memory stays bounded by `limit`.
+    async for chunk in stream:
+        buffer.add(chunk)
+        if buffer.overflowed:
+            kill_group(process)
+
+
+async def _feed(stream: ByteSendStream, data: bytes) -> None:
+    try:
+        await stream.send(data)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        pass  # the command exited without reading all its input
+    finally:
+        await stream.aclose()
+
+
+async def _watch_disk(dirs: Sequence[Path], limit: int, interval: float, state: dict) -> None:
+    while True:
+        await anyio.sleep(interval)
+        if await anyio.to_thread.run_sync(dir_size, dirs) > limit:
+            state["disk_exceeded"] = True
+            kill_group(state["process"])
+            return
+
+
+def size_str(n: int) -> str:
+    return f"{n // 1024**2} MiB" if n % 1024**2 == 0 else f"{n} bytes"
+
+
+async def run_limited(
+    argv: list[str],
+    *,
+    input: bytes | None,
+    timeout: float,
+    max_output: int,
+    watch_dirs: Sequence[Path],
+    disk_limit: int,
+    poll_interval: float,
+) -> ProcessOutcome:
+    """Run `argv` to completion under the limits.
+
+    Raises:
+      TimeoutError: `timeout` seconds passed; the command was killed.
+      OutputLimitExceededError: stdout or stderr passed `max_output` bytes; killed.
+    """
+    process = await anyio.open_process(
+        argv, stdin=PIPE if input is not None else DEVNULL, stdout=PIPE, stderr=PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    out, err = _CappedBuffer(max_output), _CappedBuffer(max_output)
+    state: dict = {"process": process, "disk_exceeded": False}
+    try:
+        with anyio.fail_after(timeout):
+            async with anyio.create_task_group() as watcher:
+                watcher.start_soon(_watch_disk, watch_dirs, disk_limit, poll_interval, state)
+                async with anyio.create_task_group() as io:
+                    io.start_soon(_pump, process.stdout, out, process)
+                    io.start_soon(_pump, process.stderr, err, process)
+                    if input is not None and process.stdin is not None:
+                        io.start_soon(_feed, process.stdin, input)
+                returncode = await process.wait()
+                watcher.cancel_scope.cancel()
+    finally:
+        kill_group(process)
+        with anyio.CancelScope(shield=True):
+            await process.wait()
+            await process.aclose()
+    # A write that lands between two polls is caught here, after the exit.
+    if dir_size(watch_dirs) > disk_limit:
+        state["disk_exceeded"] = True
+    for buffer in (out, err):
+        if buffer.overflowed:
+            text = bytes(buffer.data).decode("utf-8", errors="replace")
+            raise OutputLimitExceededError(size_str(max_output), truncated_output=text)
+    return ProcessOutcome(returncode, bytes(out.data), bytes(err.data), state["disk_exceeded"])

@@ -1,0 +1,115 @@
+"""Create, find and remove the per-sample host dirs and the processes of a sample's uid.
+
+Layout: `<base>/<uid>/{work,submission,tmp,etc}`. The base and each root are 0700 and
+root-owned, so one sample cannot reach another's dirs even by name; only `work`,
+`submission` and `tmp` are owned by the sample's uid. The root's name is the uid, and
+`mkdir` is atomic, so concurrent Inspect processes never hand out the same uid.
+"""
+
+import os
+import random
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+from ._command import WORK_DIR, SampleDirs
+
+# Sample uids come from a range no distro hands out (it sits above systemd's container
+# ranges), so they own no host files and their RLIMIT_NPROC count is the sample's alone.
+UID_FIRST = 2_000_000_000
+UID_COUNT = 100_000_000
+SANDBOX_USER = "agent"
+
+
+def default_base_dir() -> Path:
+    return Path(tempfile.gettempdir()) / "sandmle-sandboxes"
+
+
+def _make_base(base: Path) -> None:
+    base.mkdir(parents=True, exist_ok=True)
+    os.chmod(base, 0o700)
+
+
+def _claim_root(base: Path) -> tuple[Path, int]:
+    if os.geteuid() != 0:  # no way to switch uid: every sample runs as us
+        root = Path(tempfile.mkdtemp(prefix=f"u{os.getuid()}-", dir=base))
+        return root, os.getuid()
+    while True:
+        uid = UID_FIRST + random.randrange(UID_COUNT)
+        try:
+            (base / str(uid)).mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return base / str(uid), uid
+
+
+def _write_identity(dirs: SampleDirs) -> None:
+    dirs.etc.mkdir()
+    (dirs.etc / "passwd").write_text(
+        f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+        f"{SANDBOX_USER}:x:{dirs.uid}:{dirs.uid}:agent:{WORK_DIR}:/bin/bash\n"
+        f"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+    )
+    (dirs.etc / "group").write_text(f"root:x:0:\n{SANDBOX_USER}:x:{dirs.uid}:\n")
+
+
+def create_sample_dirs(base: Path) -> SampleDirs:
+    """Claim a uid and make its dirs; the writable ones belong to that uid."""
+    _make_base(base)
+    root, uid = _claim_root(base)
+    dirs = SampleDirs(root=root, uid=uid, privileged=os.geteuid() == 0)
+    for path in dirs.writable():
+        path.mkdir(mode=0o700)
+        os.chown(path, uid, uid)
+    _write_identity(dirs)
+    return dirs
+
+
+def uid_pids(uid: int) -> list[int]:
+    """Pids whose real uid is `uid` (read from /proc, no extra dependency)."""
+    pids = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status") as status:
+                line = next(ln for ln in status if ln.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue  # exited while we looked
+        if int(line.split()[1]) == uid:
+            pids.append(int(entry.name))
+    return pids
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of a sample's uid (never our own uid)."""
+    if uid == os.getuid():
+        return
+    for pid in uid_pids(uid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def remove_sample_dirs(dirs: SampleDirs) -> None:
+    """Kill the sample's leftovers, then delete its root."""
+    if dirs.privileged:
+        kill_uid(dirs.uid)
+    shutil.rmtree(dirs.root, ignore_errors=True)
+
+
+def remove_all(base: Path, only: str | None = None) -> list[Path]:
+    """Remove every sample root under `base` (or just the one named `only`)."""
+    if not base.is_dir():
+        return []
+    removed = []
+    for root in sorted(base.iterdir()):
+        if only is not None and root.name != only:
+            continue
+        owned = root.name.isdigit() and os.geteuid() == 0
+        uid = int(root.name) if owned else os.getuid()
+        remove_sample_dirs(SampleDirs(root=root, uid=uid, privileged=owned))
+        removed.append(root)
+    return removed

@@ -1,0 +1,103 @@
+"""The medal scorer: copies ``submission.csv`` out of the sandbox and grades it on the host.
+
+``Score.value`` is a dict of 0/1 flags plus the raw ``score`` and ``human_rank`` (NaN when
+absent, which Inspect leaves out of that key's metrics), so each flag's rate is reported
+with its standard error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import tempfile
+from pathlib import Path
+
+from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+from inspect_ai.solver import TaskState
+from inspect_ai.util import OutputLimitExceededError, sandbox
+
+from sandmle.harness.competition import Competition
+from sandmle.harness.grading import CompetitionReport, grade_csv, report_human_rank
+from sandmle.harness.layout import SUBMISSION_PATH
+from sandmle.harness.samples import competition_for
+
+FLAGS = (
+    "valid_submission",
+    "above_median",
+    "bronze_medal",
+    "silver_medal",
+    "gold_medal",
+    "any_medal",
+)
+RATE_KEYS = (*FLAGS, "human_rank")
+
+
+def score_value(report: CompetitionReport, human_rank: float | None) -> dict[str, float]:
+    """The dict an Inspect ``Score`` carries for one graded submission."""
+    value: dict[str, float] = {flag: float(getattr(report, flag)) for flag in FLAGS}
+    value["score"] = math.nan if report.score is None else float(report.score)
+    value["human_rank"] = math.nan if human_rank is None else float(human_rank)
+    return value
+
+
+def report_score(report: CompetitionReport, competition: Competition) -> Score:
+    """Turn a report into an Inspect ``Score`` (explanation: the report as JSON)."""
+    rank = report_human_rank(report, competition)
+    data = report.to_dict()
+    if rank is not None:
+        data["human_rank"] = rank
+    return Score(
+        value=score_value(report, rank),
+        answer=None if report.score is None else str(report.score),
+        explanation=json.dumps(data),
+        metadata={
+            "competition_id": report.competition_id,
+            "gold_threshold": report.gold_threshold,
+            "silver_threshold": report.silver_threshold,
+            "bronze_threshold": report.bronze_threshold,
+            "median_threshold": report.median_threshold,
+            "is_lower_better": report.is_lower_better,
+            "invalid_reason": report.invalid_reason,
+        },
+    )
+
+
+async def fetch_submission(dest: Path) -> str | None:
+    """Copy the sandbox's submission to ``dest``; returns why not, or None on success."""
+    try:
+        data = await sandbox().read_file(SUBMISSION_PATH, text=False)
+    except FileNotFoundError:
+        return None  # grade_csv reports the missing file itself
+    except IsADirectoryError:
+        dest.mkdir()
+        return None
+    except OutputLimitExceededError:
+        return "submission.csv is too large to copy out of the sandbox"
+    except (PermissionError, UnicodeDecodeError, OSError) as exc:
+        return f"could not read submission.csv from the sandbox: {exc}"
+    dest.write_bytes(data)
+    return None
+
+
+async def grade_sandbox_submission(competition: Competition) -> CompetitionReport:
+    """Fetch the sandbox's submission and grade it with the grading core."""
+    with tempfile.TemporaryDirectory(prefix="sandmle-grade-") as tmp:
+        dest = Path(tmp) / "submission.csv"
+        problem = await fetch_submission(dest)
+        report = await asyncio.to_thread(grade_csv, dest, competition)
+    if problem is not None:
+        report = report.model_copy(update={"invalid_reason": problem, "submission_exists": True})
+    return report.model_copy(update={"submission_path": SUBMISSION_PATH})
+
+
+@scorer(metrics={key: [mean(), stderr()] for key in RATE_KEYS})
+def medal_scorer():  # noqa: ANN201 - Inspect's factory convention
+    """Grade ``/home/submission/submission.csv`` exactly as MLE-bench does, on the host."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        competition = competition_for(state.metadata)
+        report = await grade_sandbox_submission(competition)
+        return report_score(report, competition)
+
+    return score

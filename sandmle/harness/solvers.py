@@ -1,0 +1,61 @@
+"""Harness solvers: the per-sample setup, the crash guard, and the copy-the-sample baseline."""
+
+from __future__ import annotations
+
+import logging
+
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import LimitExceededError, sandbox, store
+
+from sandmle.harness.layout import DATA_DIR, SUBMISSION_PATH
+from sandmle.harness.samples import COMPETITION_ROOT_KEY, competition_for
+from sandmle.harness.tools import STORE_ROOT_KEY
+
+logger = logging.getLogger(__name__)
+AGENT_ERROR_KEY = "sandmle:agent_error"
+
+
+@solver
+def sample_setup() -> Solver:
+    """Record the sample's competition in its store, for tools that need it."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        store().set(STORE_ROOT_KEY, state.metadata[COMPETITION_ROOT_KEY])
+        return state
+
+    return solve
+
+
+@solver
+def guard(inner: Solver) -> Solver:
+    """Run ``inner``; if it crashes, end the sample (it is still scored) instead of the eval."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        try:
+            return await inner(state, generate)
+        except LimitExceededError:
+            raise  # Inspect records the limit and still scores the sample
+        except Exception as exc:  # noqa: BLE001 - an agent's crash must not end the eval
+            logger.warning("agent crashed on %s: %s", state.sample_id, exc)
+            store().set(AGENT_ERROR_KEY, f"{type(exc).__name__}: {exc}")
+            state.completed = True
+            return state
+
+    return solve
+
+
+@solver
+def copy_sample_submission() -> Solver:
+    """Hand in the competition's sample submission (MLE-bench's floor); no model calls."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        competition = competition_for(state.metadata)
+        sample = competition.sample_submission_path
+        if not sample.is_relative_to(competition.public_dir):
+            return state  # the sample submission is not public: nothing to copy
+        source = f"{DATA_DIR}/{sample.relative_to(competition.public_dir).as_posix()}"
+        await sandbox().exec(["cp", source, SUBMISSION_PATH])
+        state.completed = True
+        return state
+
+    return solve

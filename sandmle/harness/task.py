@@ -1,0 +1,100 @@
+"""The task builder every benchmark uses: competitions in, an Inspect ``Task`` out."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from inspect_ai import Task
+from inspect_ai.solver import Solver, basic_agent
+from inspect_ai.util import SandboxEnvironmentSpec
+
+from sandmle.harness.competition import Competition
+from sandmle.harness.samples import competition_dataset, competition_sample
+from sandmle.harness.sandbox import BwrapConfig, SandboxLimits, write_compose
+from sandmle.harness.scorer import medal_scorer
+from sandmle.harness.solvers import guard, sample_setup
+from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT, agent_tools
+
+logger = logging.getLogger(__name__)
+
+SandboxType = Literal["bwrap", "docker", "local"]
+
+DEFAULT_TIME_LIMIT = 1800
+"""Seconds of wall time per sample; micro tasks run in seconds, agents need minutes."""
+DEFAULT_MESSAGE_LIMIT = 100
+DEFAULT_MEMORY_MB = 8192
+DEFAULT_MAX_PROCESSES = 256
+
+
+def default_agent(command_timeout: int = DEFAULT_COMMAND_TIMEOUT) -> Solver:
+    """The solver used when none is given: a plain tool-using loop with the standard tools."""
+    return guard(basic_agent(tools=agent_tools(command_timeout), max_attempts=1))
+
+
+def sandbox_spec(
+    kind: SandboxType, competition: Competition, limits: SandboxLimits
+) -> SandboxEnvironmentSpec:
+    """The sandbox for one competition's sample (only its public dir is ever mounted)."""
+    if kind == "bwrap":
+        return SandboxEnvironmentSpec("bwrap", BwrapConfig(limits=limits))
+    if kind == "docker":
+        key = hashlib.sha1(str(competition.root).encode()).hexdigest()[:12]
+        path = Path(tempfile.gettempdir()) / "sandmle-compose" / f"{competition.id}-{key}.yaml"
+        write_compose(path, public_dir=competition.public_dir, limits=limits)
+        return SandboxEnvironmentSpec("docker", str(path))
+    logger.warning(
+        "sandbox 'local' does not isolate the agent: it can read the host, answers included"
+    )
+    return SandboxEnvironmentSpec("local")
+
+
+def limits_text(time_limit: int | None, message_limit: int | None, limits: SandboxLimits) -> str:
+    parts = [
+        f"{time_limit} s of wall time" if time_limit else None,
+        f"{message_limit} messages" if message_limit else None,
+        f"{limits.command_timeout_s} s per command",
+        f"{limits.memory_mb} MiB of memory",
+    ]
+    return ", ".join(p for p in parts if p)
+
+
+def competition_task(
+    competitions: list[Competition],
+    *,
+    name: str,
+    solver: Solver | None = None,
+    sandbox: SandboxType = "bwrap",
+    time_limit: int | None = DEFAULT_TIME_LIMIT,
+    message_limit: int | None = DEFAULT_MESSAGE_LIMIT,
+    token_limit: int | None = None,
+    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    max_processes: int = DEFAULT_MAX_PROCESSES,
+    epochs: int = 1,
+    metadata: dict | None = None,
+) -> Task:
+    """One sample per competition, the medal scorer, and limits (all overridable with -T)."""
+    limits = SandboxLimits(
+        memory_mb=memory_mb, max_processes=max_processes, command_timeout_s=command_timeout
+    )
+    text = limits_text(time_limit, message_limit, limits)
+    samples = [
+        competition_sample(c, sandbox=sandbox_spec(sandbox, c, limits), limits_text=text)
+        for c in competitions
+    ]
+    return Task(
+        dataset=competition_dataset(samples, name),
+        setup=sample_setup(),
+        solver=solver or default_agent(command_timeout),
+        scorer=medal_scorer(),
+        time_limit=time_limit,
+        message_limit=message_limit,
+        token_limit=token_limit,
+        epochs=epochs,
+        name=name,
+        metadata={"sandbox": sandbox, **(metadata or {})},
+    )
