@@ -72,9 +72,16 @@ TRUE, PRED = "answer key", "prediction"
 # ---- input checks: every bad input becomes InvalidSubmission, never a numpy error ----
 
 
+def _array(values: np.ndarray, who: str) -> np.ndarray:
+    try:
+        return np.asarray(values)
+    except ValueError:  # ragged nested sequences
+        raise InvalidSubmission(f"{who} is not a rectangular table") from None
+
+
 def _shaped(y_true: np.ndarray, y_pred: np.ndarray, ndim: int) -> tuple[np.ndarray, np.ndarray]:
     """Both arrays as ``ndim``-D arrays of equal, non-empty shape."""
-    t, p = np.asarray(y_true), np.asarray(y_pred)
+    t, p = _array(y_true, TRUE), _array(y_pred, PRED)
     for arr, who in ((t, TRUE), (p, PRED)):
         if arr.ndim != ndim:
             raise InvalidSubmission(f"{who} must be {ndim}-D, got {arr.ndim}-D")
@@ -113,7 +120,7 @@ def _labels(arr: np.ndarray, who: str) -> np.ndarray:
         return arr.astype(str)
     if arr.dtype.kind == "O" and any(isinstance(v, str) for v in arr.flat):
         raise InvalidSubmission(f"{who} mixes text and numeric labels")
-    out = _numbers(arr, who) if arr.dtype.kind in "fO" else arr
+    out = arr if arr.dtype.kind in "biu" else _numbers(arr, who)
     # scikit-learn calls such a target "continuous" and refuses it as class labels.
     if out.dtype.kind == "f" and np.any(out != np.trunc(out)):
         raise InvalidSubmission(f"{who} contains non-integral numbers, which are not class labels")
@@ -174,7 +181,7 @@ def roc_auc(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 def mean_columnwise_roc_auc(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     """Unweighted mean of the per-column binary ROC-AUCs. numpy float64."""
     t, p = _shaped(y_true, y_pred, 2)
-    return np.mean([_binary_auc(t[:, j], p[:, j]) for j in range(t.shape[1])])
+    return np.float64(np.mean([_binary_auc(t[:, j], p[:, j]) for j in range(t.shape[1])]))
 
 
 # ---- log loss ----
@@ -202,7 +209,7 @@ def binary_log_loss(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     t, p = _shaped(y_true, y_pred, 1)
     positive = _two_classes(_labels(t, TRUE), "log loss")
     prob = _numbers(p, PRED)
-    # Expand to [1 - p, p] first, then clip both columns (the order changes the last bit).
+    # Expand to [1 - p, p], then clip both columns, in scikit-learn 1.5's order.
     both = np.clip(np.column_stack([1 - prob, prob]), EPS, 1 - EPS)
     onehot = np.column_stack([~positive, positive]).astype(np.float64)
     return _mean_neg_log(onehot, both)
@@ -319,14 +326,14 @@ def rmsle(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 def mean_columnwise_rmse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     """Mean of per-column RMSEs. numpy float64."""
     t, p = _value_pair(y_true, y_pred, 2)
-    return np.mean([_rmse(t[:, j], p[:, j]) for j in range(t.shape[1])])
+    return np.float64(np.mean([_rmse(t[:, j], p[:, j]) for j in range(t.shape[1])]))
 
 
 @metric("mean_columnwise_rmsle", lower_is_better=True, multi_column=True)
 def mean_columnwise_rmsle(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     """Mean of per-column RMSLEs (nomad2018). numpy float64."""
     t, p = _value_pair(y_true, y_pred, 2)
-    return np.mean([_rmsle(t[:, j], p[:, j]) for j in range(t.shape[1])])
+    return np.float64(np.mean([_rmsle(t[:, j], p[:, j]) for j in range(t.shape[1])]))
 
 
 @metric("r2", lower_is_better=False)

@@ -28,6 +28,7 @@ DEFAULT_TIME_LIMIT = 1800
 DEFAULT_MESSAGE_LIMIT = 100
 DEFAULT_MEMORY_MB = 8192
 DEFAULT_MAX_PROCESSES = 256
+DEFAULT_DISK_MB = 4096
 
 
 def default_agent(command_timeout: int = DEFAULT_COMMAND_TIMEOUT) -> Solver:
@@ -74,12 +75,16 @@ def competition_task(
     command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
     memory_mb: int = DEFAULT_MEMORY_MB,
     max_processes: int = DEFAULT_MAX_PROCESSES,
+    disk_mb: int = DEFAULT_DISK_MB,
     epochs: int = 1,
     metadata: dict | None = None,
 ) -> Task:
     """One sample per competition, the medal scorer, and limits (all overridable with -T)."""
     limits = SandboxLimits(
-        memory_mb=memory_mb, max_processes=max_processes, command_timeout_s=command_timeout
+        memory_mb=memory_mb,
+        max_processes=max_processes,
+        command_timeout_s=command_timeout,
+        disk_mb=disk_mb,
     )
     text = limits_text(time_limit, message_limit, limits)
     samples = [

@@ -11,12 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import (
     OutputLimitExceededError,
     SandboxEnvironment,
+    SandboxEnvironmentSpec,
     SandboxUserUnsupportedError,
+    sandbox,
 )
 
+from sandmle.errors import SandmleError
 from sandmle.harness.sandbox import (
     PUBLIC_DIR_METADATA_KEY,
     BwrapConfig,
@@ -43,20 +51,6 @@ LIMITS = SandboxLimits(
 )
 
 Body = Callable[[SandboxEnvironment], Awaitable[Any]]
-
-
-def _sample_uid_pids() -> list[int]:
-    """Processes of any sandbox uid, from any test."""
-    pids = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                uid = os.stat(entry.path).st_uid
-            except OSError:
-                continue
-            if UID_FIRST <= uid < UID_FIRST + UID_COUNT:
-                pids.append(int(entry.name))
-    return pids
 
 
 @pytest.fixture
@@ -87,9 +81,12 @@ def config(tmp_path: Path, public_dir: Path) -> BwrapConfig:
 def run(config: BwrapConfig):
     """Run `body(sandbox)` in a fresh sample; afterwards no dir or process may be left."""
 
+    uids: list[int] = []
+
     def _run(body: Body, metadata: dict[str, Any] | None = None) -> Any:
         async def main() -> Any:
             envs = await BwrapSandboxEnvironment.sample_init("test", config, metadata or {})
+            uids.append(envs["default"].as_type(BwrapSandboxEnvironment).dirs.uid)
             try:
                 return await body(envs["default"])
             finally:
@@ -100,7 +97,8 @@ def run(config: BwrapConfig):
     yield _run
     assert config.base_dir is not None
     assert list(config.base_dir.iterdir()) == []
-    assert _sample_uid_pids() == []
+    if os.geteuid() == 0:
+        assert [pid for uid in uids for pid in uid_pids(uid)] == []
 
 
 def sh(script: str, **kwargs: Any) -> Body:
@@ -214,7 +212,9 @@ def test_read_file_errors(run) -> None:
             await sandbox.write_file("/home/data/train.csv", "overwrite")
         with pytest.raises(PermissionError):
             await sandbox.write_file("../../escape.txt", "x")
-        await sandbox.exec(["truncate", "-s", "200M", "sparse.bin"])  # sparse: no disk use
+        work = sandbox.as_type(BwrapSandboxEnvironment).dirs.work
+        (work / "sparse.bin").touch()
+        os.truncate(work / "sparse.bin", 200 * 1024**2)  # sparse: no disk use
         with pytest.raises(OutputLimitExceededError):
             await sandbox.read_file("sparse.bin", text=False)
 
@@ -312,9 +312,9 @@ def test_host_processes_are_invisible(run) -> None:
                 "    except PermissionError:\n"
                 "        pass\n"
                 "try:\n"
-                "    os.listdir('/proc/1/root'); print('root visible')\n"
+                "    os.listdir('/proc/1/root'); print('root-visible')\n"
                 "except PermissionError:\n"
-                "    print('root denied')\n"
+                "    print('root-denied')\n"
             )
         )
     finally:
@@ -322,7 +322,7 @@ def test_host_processes_are_invisible(run) -> None:
     assert result.success, result.stderr
     max_pid, root = result.stdout.split()
     assert int(max_pid) < 10  # a fresh PID namespace: only the sandbox's own processes
-    assert root == "root denied"
+    assert root == "root-denied"
 
 
 def test_network_is_unreachable(run) -> None:
@@ -366,9 +366,11 @@ def test_disk_quota_kills_and_sandbox_recovers(run) -> None:
         filled = await sandbox.exec(["python", "-c", fill])
         elapsed = time.monotonic() - start
         used = await sandbox.exec(["du", "-sm", "/tmp"])
-        big_file = await sandbox.exec(["dd", "if=/dev/zero", "of=big", "bs=1M", "count=30"])
-        await sandbox.exec(["bash", "-c", "rm -f /tmp/fill* big"])
-        after = await sandbox.exec(["echo", "ok"])
+        await sandbox.exec(["bash", "-c", "rm -f /tmp/fill*"])
+        big_file = await sandbox.exec(
+            ["python", "-c", "open('big', 'wb').write(bytes(30 * 2**20))"]
+        )
+        after = await sandbox.exec(["bash", "-c", "rm big && echo ok"])
         return filled, elapsed, used, big_file, after
 
     filled, elapsed, used, big_file, after = run(body)
@@ -376,7 +378,7 @@ def test_disk_quota_kills_and_sandbox_recovers(run) -> None:
     assert elapsed < 10
     assert int(used.stdout.split()[0]) < 50 + 40  # killed soon after passing 50 MiB
     assert not big_file.success and "File too large" in big_file.stderr  # RLIMIT_FSIZE
-    assert after.success
+    assert after.stdout == "ok\n"
 
 
 @needs_root
@@ -468,3 +470,43 @@ def test_sleep_past_timeout_raises_and_kills(run) -> None:
     assert elapsed < 3
     assert left == [] and left_after_daemon == []
     assert daemon.success
+
+
+@needs_root
+def test_unreadable_public_dir_is_refused(config: BwrapConfig, public_dir: Path) -> None:
+    public_dir.chmod(0o700)
+    with pytest.raises(SandmleError, match="chmod -R o\\+rX"):
+        asyncio.run(BwrapSandboxEnvironment.sample_init("test", config, {}))
+
+
+def test_inspect_eval_end_to_end(config: BwrapConfig) -> None:
+    """Registered as "bwrap": Inspect copies sample files in, runs the solver, cleans up."""
+
+    @solver
+    def write_submission() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            result = await sandbox().exec(["bash", "-c", "cat notes.txt > /home/submission/s.csv"])
+            assert result.success, result.stderr
+            return state
+
+        return solve
+
+    @scorer(metrics=[accuracy()])
+    def submitted() -> Scorer:
+        async def score(state: TaskState, target: Target) -> Score:
+            text = await sandbox().read_file("/home/submission/s.csv")
+            return Score(value=CORRECT if text == target.text else INCORRECT)
+
+        return score
+
+    task = Task(
+        dataset=[Sample(input="go", target="a,b\n", files={"notes.txt": "a,b\n"})],
+        solver=write_submission(),
+        scorer=submitted(),
+        sandbox=SandboxEnvironmentSpec("bwrap", config),
+    )
+    log = inspect_eval(task, model="mockllm/model", display="none")[0]
+    assert log.status == "success", log.error
+    assert log.results is not None
+    assert log.results.scores[0].metrics["accuracy"].value == 1.0
+    assert config.base_dir is not None and list(config.base_dir.iterdir()) == []

@@ -12,6 +12,7 @@ from sandmle.errors import SandmleError
 
 # id, original modality, micro modality, task type, metric, target kind, micro outputs,
 # original outputs, id scheme, balance, extra flags ("ordinal", "positive", "num=k", "cat=k")
+# fmt: off
 _TABLE: list[tuple[str, str, str, str, str, str, int, int, str, float, str]] = [
     ("aerial-cactus-identification", "image", "image", "binary", "roc_auc", "prob", 2, 2, "hex", 0.7, ""),
     ("aptos2019-blindness-detection", "image", "image", "multiclass", "quadratic_weighted_kappa", "label", 5, 5, "hex", 0.5, "ordinal"),
@@ -46,6 +47,7 @@ _TABLE: list[tuple[str, str, str, str, str, str, int, int, str, float, str]] = [
     ("web-traffic-time-series-forecasting", "time-series", "time-series", "forecasting", "mae", "value", 1, 1, "prefixed", 0.5, "positive"),
     ("bike-sharing-demand", "time-series", "time-series", "forecasting", "rmse", "value", 1, 1, "int", 0.5, "positive"),
 ]
+# fmt: on
 
 
 def _parse(row: tuple[str, str, str, str, str, str, int, int, str, float, str]) -> StructuralDNA:

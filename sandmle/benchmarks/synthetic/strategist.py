@@ -67,9 +67,13 @@ def _noise(dna: StructuralDNA, rng: np.random.Generator) -> AdversarialNoise:
         label_noise=round(float(rng.uniform(0.0, 0.08)), 3),
         n_irrelevant=int(rng.integers(0, 4)) if tabular else 0,
         n_correlated=int(rng.integers(0, 3)) if tabular else 0,
-        missing_rate=round(float(rng.uniform(0.02, 0.1)), 3) if tabular and rng.random() < 0.5 else 0.0,
+        missing_rate=round(float(rng.uniform(0.02, 0.1)), 3)
+        if tabular and rng.random() < 0.5
+        else 0.0,
         shift=round(float(rng.uniform(0.2, 0.5)), 3) if rng.random() < 0.4 else 0.0,
-        outlier_rate=round(float(rng.uniform(0.02, 0.06)), 3) if tabular and rng.random() < 0.4 else 0.0,
+        outlier_rate=round(float(rng.uniform(0.02, 0.06)), 3)
+        if tabular and rng.random() < 0.4
+        else 0.0,
     )
 
 

@@ -7,6 +7,7 @@ from inspect_ai import Task, task
 from sandmle.harness.pack import load_pack
 from sandmle.harness.selection import parse_task_ids
 from sandmle.harness.task import (
+    DEFAULT_DISK_MB,
     DEFAULT_MAX_PROCESSES,
     DEFAULT_MEMORY_MB,
     DEFAULT_MESSAGE_LIMIT,
@@ -28,6 +29,7 @@ def synthetic(
     command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
     memory_mb: int = DEFAULT_MEMORY_MB,
     max_processes: int = DEFAULT_MAX_PROCESSES,
+    disk_mb: int = DEFAULT_DISK_MB,
     epochs: int = 1,
 ) -> Task:
     """A synthetic pack as an Inspect task, one sample per competition.
@@ -42,6 +44,7 @@ def synthetic(
         command_timeout: Seconds per bash/python call.
         memory_mb: Memory cap per process in the sandbox.
         max_processes: Process cap in the sandbox.
+        disk_mb: Disk quota of the sample's writable dirs.
         epochs: Runs per sample.
     """
     if pack is None:
@@ -59,6 +62,7 @@ def synthetic(
         command_timeout=command_timeout,
         memory_mb=memory_mb,
         max_processes=max_processes,
+        disk_mb=disk_mb,
         epochs=epochs,
         metadata={
             "benchmark": "synthetic",

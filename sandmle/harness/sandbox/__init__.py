@@ -10,6 +10,7 @@ from .docker import (
     DEFAULT_IMAGE,
     build_image,
     compose_for,
+    compose_yaml,
     write_compose,
 )
 from .limits import SandboxLimits
@@ -23,5 +24,6 @@ __all__ = [
     "SandboxLimits",
     "build_image",
     "compose_for",
+    "compose_yaml",
     "write_compose",
 ]

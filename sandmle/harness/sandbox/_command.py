@@ -79,7 +79,9 @@ def _system_binds() -> list[Bind]:
     return binds
 
 
-def _sample_binds(dirs: SampleDirs, public_dir: Path | None, ro_binds: dict[Path, str]) -> list[Bind]:
+def _sample_binds(
+    dirs: SampleDirs, public_dir: Path | None, ro_binds: dict[Path, str]
+) -> list[Bind]:
     binds = [("--ro-bind", str(host), dest) for host, dest in ro_binds.items()]
     binds += [
         ("--bind", str(dirs.work), WORK_DIR),

@@ -5,8 +5,10 @@ bwrap, whose `--die-with-parent` then takes the sandbox's PID namespace (and eve
 process the command started) down with it.
 """
 
+import json
 import os
 import signal
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +66,33 @@ def dir_size(paths: Sequence[Path]) -> int:
     return total
 
 
+def _read_child_pid(info_fd: int) -> int | None:
+    """The sandbox init's host pid, from what bwrap wrote to `--info-fd`."""
+    os.set_blocking(info_fd, False)
+    try:
+        return int(json.loads(os.read(info_fd, 4096))["child-pid"])
+    except (OSError, ValueError, KeyError):
+        return None  # bwrap died before it got that far
+
+
+def _wait_namespace_gone(child_pid: int, limit_s: float = 5.0) -> None:
+    """Wait while the sandbox's init is alive.
+
+    The kernel only lets a PID namespace's init finish exiting once every other
+    process in it is gone, so its end is the end of everything the exec started.
+    """
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{child_pid}/stat") as handle:
+                name, rest = handle.read().split(" (", 1)[1].rsplit(")", 1)
+        except OSError:
+            return
+        if rest.split()[0] in "ZX" or name != "bwrap":  # exited, or the pid was reused
+            return
+        time.sleep(0.005)
+
+
 def kill_group(process: Process) -> None:
     """SIGKILL the command's process group (bwrap and anything it left in the group)."""
     if process.returncode is not None:
@@ -115,16 +144,21 @@ async def run_limited(
     disk_limit: int,
     poll_interval: float,
 ) -> ProcessOutcome:
-    """Run `argv` to completion under the limits.
+    """Run bwrap `argv` to completion under the limits; return once all it started is gone.
 
     Raises:
       TimeoutError: `timeout` seconds passed; the command was killed.
       OutputLimitExceededError: stdout or stderr passed `max_output` bytes; killed.
     """
-    process = await anyio.open_process(
-        argv, stdin=PIPE if input is not None else DEVNULL, stdout=PIPE, stderr=PIPE,
-        start_new_session=True,
-    )  # fmt: skip
+    info_read, info_write = os.pipe()
+    try:
+        process = await anyio.open_process(
+            [argv[0], "--info-fd", str(info_write), *argv[1:]],
+            stdin=PIPE if input is not None else DEVNULL, stdout=PIPE, stderr=PIPE,
+            start_new_session=True, pass_fds=(info_write,),
+        )  # fmt: skip
+    finally:
+        os.close(info_write)
     out, err = _CappedBuffer(max_output), _CappedBuffer(max_output)
     state: dict = {"process": process, "disk_exceeded": False}
     try:
@@ -143,6 +177,10 @@ async def run_limited(
         with anyio.CancelScope(shield=True):
             await process.wait()
             await process.aclose()
+            child_pid = _read_child_pid(info_read)
+            os.close(info_read)
+            if child_pid is not None:
+                await anyio.to_thread.run_sync(_wait_namespace_gone, child_pid)
     # A write that lands between two polls is caught here, after the exit.
     if dir_size(watch_dirs) > disk_limit:
         state["disk_exceeded"] = True

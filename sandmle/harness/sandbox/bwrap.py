@@ -32,12 +32,16 @@ from typing_extensions import override
 
 from sandmle.errors import SandmleError
 
-from ._command import BASE_ENV, DATA_DIR, SUBMISSION_DIR, TMP_DIR, WORK_DIR, SampleDirs
-from ._command import bwrap_argv
+from ._command import BASE_ENV, DATA_DIR, SUBMISSION_DIR, TMP_DIR, WORK_DIR, SampleDirs, bwrap_argv
 from ._files import read_host_file, resolve_host_path, write_host_file
 from ._process import run_limited
-from ._samples import SANDBOX_USER, create_sample_dirs, default_base_dir
-from ._samples import remove_all, remove_sample_dirs
+from ._samples import (
+    SANDBOX_USER,
+    create_sample_dirs,
+    default_base_dir,
+    remove_all,
+    remove_sample_dirs,
+)
 from .limits import SandboxLimits
 
 PUBLIC_DIR_METADATA_KEY = "sandmle_public_dir"
@@ -107,6 +111,12 @@ def _public_dir(config: BwrapConfig, metadata: dict[str, Any]) -> Path | None:
     path = Path(value).resolve()
     if not path.is_dir():
         raise SandmleError(f"public data dir {path} does not exist; fix {PUBLIC_DIR_METADATA_KEY}")
+    mode = path.stat().st_mode
+    if os.geteuid() == 0 and mode & 0o005 != 0o005:  # the sample's uid is an "other"
+        raise SandmleError(
+            f"public data dir {path} (mode {oct(mode & 0o777)}) is unreadable to the sandbox "
+            f"user; make it world-readable: chmod -R o+rX {path}"
+        )
     return path
 
 

@@ -99,9 +99,9 @@ def _docker_client() -> Any:
 
 def build_image(tag: str = DEFAULT_IMAGE, extra_packages: Sequence[str] = ()) -> str:
     """Build the agent image from the packaged Dockerfile; returns the image id."""
+    client = _docker_client()  # first: it turns a missing SDK into a pip hint
     import docker
 
-    client = _docker_client()
     try:
         image, _ = client.images.build(
             path=str(DOCKERFILE.parent),

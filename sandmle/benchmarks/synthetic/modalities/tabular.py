@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, softmax
 
+from sandmle.benchmarks.synthetic import targets as tg
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
 from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids, split_rows
 from sandmle.benchmarks.synthetic.domains import CATEGORY_LEVELS
-from sandmle.benchmarks.synthetic import targets as tg
 
 N_LEVELS = 4
 
@@ -61,7 +61,9 @@ def _latent(
     return z, rule
 
 
-def _targets(bp: Blueprint, z: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _targets(
+    bp: Blueprint, z: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     signal, task, eps = float(bp.params["signal"]), bp.dna.task_type, bp.noise.label_noise
     if task == "binary":
         logit = signal * z[:, 0]
@@ -97,9 +99,15 @@ def _visible(
     n, noise = len(x), bp.noise
     copies = x[:, rng.integers(0, x.shape[1], noise.n_correlated)]
     numeric = np.hstack(
-        [x, copies + 0.5 * rng.standard_normal(copies.shape), rng.standard_normal((n, noise.n_irrelevant))]
+        [
+            x,
+            copies + 0.5 * rng.standard_normal(copies.shape),
+            rng.standard_normal((n, noise.n_irrelevant)),
+        ]
     )
-    numeric = rng.uniform(0, 100, numeric.shape[1]) + numeric * rng.uniform(0.5, 20, numeric.shape[1])
+    numeric = rng.uniform(0, 100, numeric.shape[1]) + numeric * rng.uniform(
+        0.5, 20, numeric.shape[1]
+    )
     outliers = rng.random(n) < noise.outlier_rate
     numeric[outliers, rng.integers(0, numeric.shape[1], int(outliers.sum()))] *= 10
     names = bp.domain.feature_columns

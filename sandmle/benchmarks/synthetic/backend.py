@@ -1,0 +1,97 @@
+"""The generator backend protocol: the four roles, typed artifact in, typed artifact out.
+
+A backend is registered with ``@generator_backend(name)``. The pipeline, the sanity gate and
+packs only talk to this protocol, so an LLM backend plugs in beside the procedural one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from sandmle.benchmarks.synthetic.baselines import BaselineScores, predict_baselines
+from sandmle.benchmarks.synthetic.blueprint import Blueprint
+from sandmle.benchmarks.synthetic.developer import DevelopedTask, develop
+from sandmle.benchmarks.synthetic.mlops import Milestones, place_milestones
+from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
+from sandmle.benchmarks.synthetic.writer import Description, write_description
+from sandmle.errors import SandmleError
+
+
+class GeneratorBackend(Protocol):
+    """The four SandMLE roles."""
+
+    name: str
+
+    def strategist(self, request: TaskRequest) -> Blueprint:
+        """Data Strategist: seed DNA → blueprint."""
+        ...
+
+    def developer(self, blueprint: Blueprint) -> DevelopedTask:
+        """MLE Developer: blueprint → hidden rule and data (deterministic for a blueprint)."""
+        ...
+
+    def baselines(self, blueprint: Blueprint, task: DevelopedTask) -> dict[str, np.ndarray]:
+        """MLE Developer: canonical test predictions of dummy, linear, strong and oracle."""
+        ...
+
+    def mlops(self, blueprint: Blueprint, scores: BaselineScores) -> Milestones:
+        """MLOps Engineer: grader options and thresholds."""
+        ...
+
+    def writer(
+        self, blueprint: Blueprint, task: DevelopedTask, sample: pd.DataFrame
+    ) -> Description:
+        """Technical Writer: description.md."""
+        ...
+
+
+_BACKENDS: dict[str, Callable[[], GeneratorBackend]] = {}
+
+
+def generator_backend(name: str) -> Callable[[type], type]:
+    """Register a backend class under ``name`` (the ``--backend`` value)."""
+
+    def register(cls: type) -> type:
+        _BACKENDS[name] = cls
+        return cls
+
+    return register
+
+
+def get_backend(name: str) -> GeneratorBackend:
+    if name not in _BACKENDS:
+        known = ", ".join(sorted(_BACKENDS))
+        raise SandmleError(f"unknown generator backend {name!r} (known: {known})")
+    return _BACKENDS[name]()
+
+
+def backend_names() -> list[str]:
+    return sorted(_BACKENDS)
+
+
+@generator_backend("procedural")
+class ProceduralBackend:
+    """No LLM: parameterised generators, deterministic by seed."""
+
+    name = "procedural"
+
+    def strategist(self, request: TaskRequest) -> Blueprint:
+        return plan(request, backend=self.name)
+
+    def developer(self, blueprint: Blueprint) -> DevelopedTask:
+        return develop(blueprint)
+
+    def baselines(self, blueprint: Blueprint, task: DevelopedTask) -> dict[str, np.ndarray]:
+        return predict_baselines(blueprint, task)
+
+    def mlops(self, blueprint: Blueprint, scores: BaselineScores) -> Milestones:
+        return place_milestones(blueprint, scores)
+
+    def writer(
+        self, blueprint: Blueprint, task: DevelopedTask, sample: pd.DataFrame
+    ) -> Description:
+        return write_description(blueprint, task, sample)

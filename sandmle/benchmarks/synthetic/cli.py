@@ -1,0 +1,116 @@
+"""``sandmle synth``: generate packs and re-run the sanity gate.
+
+Mounted by ``sandmle/cli.py`` as ``app.add_typer(synth_app, name="synth")``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from sandmle.benchmarks.synthetic.backend import backend_names
+from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
+from sandmle.benchmarks.synthetic.sanity import Failure, check_directory
+from sandmle.benchmarks.synthetic.seeds import SEEDS
+from sandmle.errors import SandmleError
+
+synth_app = typer.Typer(
+    help="Generate micro-scale synthetic MLE tasks (SandMLE).", no_args_is_help=True
+)
+console = Console()
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    """Accept both repeated options and comma-separated lists."""
+    if not values:
+        return None
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+@synth_app.command()
+def generate(
+    out: Annotated[Path, typer.Option("--out", help="Empty folder to write the pack to.")],
+    n: Annotated[int, typer.Option("--n", min=1, help="Number of tasks.")] = 12,
+    seed: Annotated[int, typer.Option("--seed", help="Pack seed.")] = 0,
+    modalities: Annotated[
+        list[str] | None, typer.Option("--modalities", help="tabular, text, image, time-series.")
+    ] = None,
+    seeds: Annotated[
+        list[str] | None, typer.Option("--seeds", help="Seed task ids to draw from.")
+    ] = None,
+    backend: Annotated[str, typer.Option("--backend", help="Generator backend.")] = "procedural",
+    name: Annotated[str, typer.Option("--name", help="Pack name.")] = "synthetic",
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Processes.")] = None,
+) -> None:
+    """Generate a pack of N tasks that all pass the sanity gate."""
+    if backend not in backend_names():
+        raise SandmleError(f"unknown backend {backend!r} (known: {', '.join(backend_names())})")
+    spec = PackSpec(
+        name=name,
+        n=n,
+        seed=seed,
+        modalities=_split(modalities),
+        seed_ids=_split(seeds),
+        backend=backend,
+    )
+    outcomes = generate_pack(spec, out, workers=workers)
+    accepted = [o for o in outcomes if o.task_id]
+    rejected = sum(len(o.rejections) for o in outcomes)
+    console.print(
+        f"wrote {len(accepted)} task(s) to {out} ({rejected} attempt(s) rejected by the sanity gate)"
+    )
+    if len(accepted) < n:
+        raise SandmleError(
+            f"{n - len(accepted)} slot(s) were rejected on every attempt; see pack.yaml"
+        )
+
+
+@synth_app.command()
+def check(
+    directory: Annotated[Path, typer.Argument(help="A pack folder or one task folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:
+    """Re-run the sanity checks; exit 1 when any task fails one."""
+    if not directory.is_dir():
+        raise SandmleError(f"{directory}: folder does not exist")
+    results = check_directory(directory)
+    errors = {t: [f for f in fs if f.severity == "error"] for t, fs in results.items()}
+    if as_json:
+        payload = {t: [f.model_dump() for f in fs] for t, fs in results.items()}
+        typer.echo(
+            json.dumps(
+                {"passed": not any(errors.values()), "tasks": payload}, indent=2, sort_keys=True
+            )
+        )
+    else:
+        _print_table(results)
+    if any(errors.values()):
+        raise typer.Exit(1)
+
+
+def _print_table(results: dict[str, list[Failure]]) -> None:
+    failing = {t: fs for t, fs in results.items() if fs}
+    if not failing:
+        console.print(f"all {len(results)} task(s) pass the sanity checks")
+        return
+    table = Table("task", "rule", "severity", "reason", title="sanity check failures")
+    for task, failures in failing.items():
+        for failure in failures:
+            table.add_row(task, failure.rule, failure.severity, failure.reason)
+    console.print(table)
+    n_bad = sum(any(f.severity == "error" for f in fs) for fs in results.values())
+    console.print(f"{n_bad} of {len(results)} task(s) fail")
+
+
+@synth_app.command("seeds")
+def list_seeds() -> None:
+    """List the seed tasks and their structure."""
+    table = Table("seed task", "modality", "task type", "metric", "outputs")
+    for dna in SEEDS.values():
+        table.add_row(dna.seed_task, dna.modality, dna.task_type, dna.metric, str(dna.n_outputs))
+    console.print(table)

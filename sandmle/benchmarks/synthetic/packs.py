@@ -1,0 +1,112 @@
+"""Packs of generated tasks: ``pack.yaml`` plus one competition folder per task.
+
+Tasks are generated in parallel processes; each is seeded from (pack seed, index, attempt)
+only, so the bytes do not depend on the number of workers or their order.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION
+from sandmle.benchmarks.synthetic.pipeline import TaskOutcome, generate_task
+from sandmle.benchmarks.synthetic.seeds import select_seeds
+from sandmle.errors import SandmleError
+from sandmle.harness.pack import PackManifest, PackTask, write_manifest
+
+
+class PackSpec(BaseModel):
+    """What to generate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "synthetic"
+    """Pack name (pack.yaml)."""
+    n: int = Field(default=12, ge=1)
+    """Number of tasks."""
+    seed: int = 0
+    """Pack seed."""
+    modalities: list[str] | None = None
+    """Keep only seeds of these modalities."""
+    seed_ids: list[str] | None = None
+    """Keep only these seed tasks."""
+    backend: str = "procedural"
+    """Generator backend."""
+    version: str = "1"
+    """Pack version (pack.yaml)."""
+
+
+def generate_pack(
+    spec: PackSpec, out: Path, workers: int | None = None, progress: bool = True
+) -> list[TaskOutcome]:
+    """Write the pack to ``out`` (which must be empty or absent); outcomes in index order."""
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise SandmleError(f"{out}: output folder is not empty")
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = select_seeds(spec.modalities, spec.seed_ids)
+    jobs = [(seeds[i % len(seeds)], i, spec.seed, out, spec.backend) for i in range(spec.n)]
+    outcomes = _run(jobs, workers or min(os.cpu_count() or 1, 8), progress)
+    write_manifest(_manifest(spec, outcomes), out)
+    return outcomes
+
+
+def _run(jobs: list[tuple], workers: int, progress: bool) -> list[TaskOutcome]:
+    columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    outcomes: list[TaskOutcome] = []
+    with Progress(*columns, disable=not progress) as bar:
+        task = bar.add_task("tasks", total=len(jobs))
+        if workers <= 1:
+            for job in jobs:
+                outcomes.append(generate_task(*job))
+                bar.advance(task)
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for outcome in pool.map(_generate, jobs, chunksize=1):
+                    outcomes.append(outcome)
+                    bar.advance(task)
+    return sorted(outcomes, key=lambda o: o.index)
+
+
+def _generate(job: tuple) -> TaskOutcome:
+    return generate_task(*job)
+
+
+def _manifest(spec: PackSpec, outcomes: list[TaskOutcome]) -> PackManifest:
+    tasks = [
+        PackTask(id=o.task_id, modality=o.modality, seed_task=o.seed_task, baselines=o.baselines)
+        for o in outcomes
+        if o.task_id is not None
+    ]
+    return PackManifest(
+        name=spec.name,
+        version=spec.version,
+        seed=spec.seed,
+        generator_version=GENERATOR_VERSION,
+        tasks=tasks,
+    )
+
+
+def regenerate_into(spec: PackSpec, final: Path, workers: int | None = None) -> None:
+    """Generate next to ``final`` and move into place, so a half-written pack is never seen."""
+    staging = final.with_name(final.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    outcomes = generate_pack(spec, staging, workers=workers, progress=False)
+    failed = [o.index for o in outcomes if o.task_id is None]
+    if failed:
+        raise SandmleError(f"pack {spec.name}: slots {failed} were rejected on every attempt")
+    shutil.rmtree(final, ignore_errors=True)
+    staging.rename(final)
+
+
+def builtin_pack_dir() -> Path:
+    """The built-in pack's folder (see :mod:`sandmle.benchmarks.synthetic.builtin`)."""
+    from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir as _builtin_pack_dir
+
+    return _builtin_pack_dir()

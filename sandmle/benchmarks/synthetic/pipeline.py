@@ -1,0 +1,203 @@
+"""One task, end to end: the four roles, the files, the artifacts and the sanity gate.
+
+```
+<task>/competition.yaml
+<task>/prepared/public/{description.md, train.csv, test.csv, sample_submission.csv, images/}
+<task>/prepared/private/answers.csv
+<task>/generation/{blueprint,rule,baselines,milestones,rejections}.json
+<task>/generation/submissions/{dummy,linear,strong,oracle}.csv
+```
+``generation/`` sits beside ``prepared/``: it reveals the rule and is never shown to agents.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandmle.benchmarks.synthetic import targets as tg
+from sandmle.benchmarks.synthetic.backend import GeneratorBackend, get_backend
+from sandmle.benchmarks.synthetic.baselines import BASELINES, BaselineScores
+from sandmle.benchmarks.synthetic.blueprint import Blueprint, StructuralDNA
+from sandmle.benchmarks.synthetic.developer import DATA_FLOAT_FORMAT, DevelopedTask
+from sandmle.benchmarks.synthetic.sanity import Failure, check_task
+from sandmle.benchmarks.synthetic.strategist import TaskRequest
+from sandmle.harness.competition import (
+    PUBLIC_DIR,
+    Competition,
+    CompetitionConfig,
+    Thresholds,
+    write_config,
+)
+from sandmle.harness.grading import grade_frame
+from sandmle.harness.metrics import get_metric
+
+GENERATION_DIR = "generation"
+SUBMISSION_FLOAT_FORMAT = "%.8g"
+MAX_ATTEMPTS = 8
+
+
+class Rejection(BaseModel):
+    """An attempt the sanity gate turned down, and why."""
+
+    attempt: int
+    entropy: list[int]
+    failures: list[Failure]
+
+
+class TaskOutcome(BaseModel):
+    """What generating one pack slot produced."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int
+    task_id: str | None = None
+    """Id of the accepted task; None when every attempt was rejected."""
+    seed_task: str
+    modality: str
+    baselines: dict[str, float | None] = Field(default_factory=dict)
+    rejections: list[Rejection] = Field(default_factory=list)
+
+
+def write_csv(frame: pd.DataFrame, path: Path, float_format: str = DATA_FLOAT_FORMAT) -> None:
+    """Stable bytes: fixed float format, '\\n' line ends, no index."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False, float_format=float_format, lineterminator="\n")
+
+
+def write_json(model: BaseModel, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(model.model_dump(mode="json"), sort_keys=True, indent=2)
+    path.write_text(text + "\n", encoding="utf-8")
+
+
+def write_prepared(
+    root: Path, bp: Blueprint, task: DevelopedTask, backend: GeneratorBackend
+) -> None:
+    """The data roles' files: everything under prepared/ (public and private)."""
+    public = root / PUBLIC_DIR
+    sample = tg.submission_frame(
+        bp, task.test[bp.domain.id_column], tg.constant_canon(bp, len(task.test))
+    )
+    write_csv(task.train, public / "train.csv")
+    write_csv(task.test, public / "test.csv")
+    write_csv(sample, public / "sample_submission.csv")
+    for relative, data in sorted(task.files.items()):
+        (public / relative).parent.mkdir(parents=True, exist_ok=True)
+        (public / relative).write_bytes(data)
+    description = backend.writer(bp, task, sample)
+    (public / "description.md").write_text(description.markdown, encoding="utf-8")
+    write_csv(task.answers, root / "prepared/private/answers.csv")
+
+
+def competition_config(bp: Blueprint, thresholds: Thresholds, options: dict) -> CompetitionConfig:
+    return CompetitionConfig(
+        id=bp.task_id,
+        name=bp.domain.title,
+        metric=bp.dna.metric,
+        is_lower_better=get_metric(bp.dna.metric).lower_is_better,
+        id_columns=[bp.domain.id_column],
+        target_columns=bp.domain.target_columns,
+        thresholds=thresholds,
+        grader={"name": "standard", "options": options},
+        modality=bp.dna.modality,
+        task_type=bp.dna.task_type,
+        tags={
+            "seed_task": bp.dna.seed_task,
+            "generator": bp.backend,
+            "generator_version": bp.generator_version,
+        },
+    )
+
+
+def score_baselines(bp: Blueprint, root: Path, predictions: dict) -> BaselineScores:
+    """Grade each baseline with the real grader against a provisional competition."""
+    lower = get_metric(bp.dna.metric).lower_is_better
+    provisional = Competition(
+        root, competition_config(bp, Thresholds(gold=0, silver=0, bronze=0, median=0), {})
+    )
+    ids = pd.read_csv(root / PUBLIC_DIR / "test.csv")[bp.domain.id_column]
+    scores: dict[str, float | None] = {}
+    for name in BASELINES:
+        frame = tg.submission_frame(bp, ids, predictions[name])
+        write_csv(
+            frame, root / GENERATION_DIR / "submissions" / f"{name}.csv", SUBMISSION_FLOAT_FORMAT
+        )
+        graded = pd.read_csv(root / GENERATION_DIR / "submissions" / f"{name}.csv")
+        scores[name] = grade_frame(graded, provisional).score
+    return BaselineScores(**scores, is_lower_better=lower)
+
+
+def build_task(request: TaskRequest, backend: GeneratorBackend, staging: Path) -> Path:
+    """Run the four roles and write the task under ``staging/<task id>``."""
+    bp = backend.strategist(request)
+    root = staging / bp.task_id
+    task = backend.developer(bp)
+    write_prepared(root, bp, task, backend)
+    scores = score_baselines(bp, root, backend.baselines(bp, task))
+    if scores.oracle is None:
+        raise ValueError("the oracle's submission is invalid")
+    milestones = backend.mlops(bp, scores)
+    write_config(competition_config(bp, milestones.thresholds, milestones.grader_options), root)
+    generation = root / GENERATION_DIR
+    for name, artifact in (
+        ("blueprint", bp),
+        ("rule", task.rule),
+        ("baselines", scores),
+        ("milestones", milestones),
+    ):
+        write_json(artifact, generation / f"{name}.json")
+    return root
+
+
+def generate_task(
+    dna: StructuralDNA,
+    index: int,
+    seed: int,
+    out_root: Path,
+    backend_name: str = "procedural",
+    max_attempts: int = MAX_ATTEMPTS,
+) -> TaskOutcome:
+    """Generate pack slot ``index``; a rejected attempt is retried with the next sub-seed."""
+    backend = get_backend(backend_name)
+    outcome = TaskOutcome(index=index, seed_task=dna.seed_task, modality=dna.modality)
+    staging = out_root / f".staging-{index:03d}"
+    for attempt in range(max_attempts):
+        entropy = [seed, index, attempt]
+        shutil.rmtree(staging, ignore_errors=True)
+        root, failures = _attempt(
+            TaskRequest(index=index, dna=dna, entropy=entropy), backend, staging
+        )
+        if root is not None and not failures:
+            _accept(root, out_root, outcome)
+            break
+        outcome.rejections.append(Rejection(attempt=attempt, entropy=entropy, failures=failures))
+    shutil.rmtree(staging, ignore_errors=True)
+    return outcome
+
+
+def _attempt(
+    request: TaskRequest, backend: GeneratorBackend, staging: Path
+) -> tuple[Path | None, list[Failure]]:
+    try:
+        root = build_task(request, backend, staging)
+    except Exception as exc:  # recorded as a rejection with its reason, never kept
+        return None, [Failure(rule="generation_runs", reason=f"{type(exc).__name__}: {exc}")]
+    return root, [f for f in check_task(root) if f.severity == "error"]
+
+
+def _accept(root: Path, out_root: Path, outcome: TaskOutcome) -> None:
+    final = out_root / root.name
+    shutil.rmtree(final, ignore_errors=True)
+    root.rename(final)
+    rejections = json.dumps(
+        [r.model_dump(mode="json") for r in outcome.rejections], sort_keys=True, indent=2
+    )
+    (final / GENERATION_DIR / "rejections.json").write_text(rejections + "\n", encoding="utf-8")
+    scores = json.loads((final / GENERATION_DIR / "baselines.json").read_text(encoding="utf-8"))
+    outcome.task_id = final.name
+    outcome.baselines = {name: scores[name] for name in BASELINES}

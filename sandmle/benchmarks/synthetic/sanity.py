@@ -1,0 +1,249 @@
+"""The sanity gate: every rule a task must pass before it enters a pack.
+
+Each rule is a function ``(competition) -> list[Failure]`` registered in ``RULES``; a rule
+that crashes on a broken task is itself reported as that rule's failure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+from pydantic import BaseModel
+
+from sandmle.errors import SandmleError
+from sandmle.harness.competition import Competition, load_competition, metric_direction
+from sandmle.harness.grading import CompetitionReport, grade_csv
+
+Severity = Literal["error", "warning"]
+
+
+class Failure(BaseModel):
+    """One broken rule."""
+
+    rule: str
+    """Rule name, e.g. 'ids_disjoint'."""
+    reason: str
+    """What is wrong, in one line."""
+    severity: Severity = "error"
+    """Errors reject the task; warnings are reported only."""
+
+
+Rule = Callable[[Competition], list[Failure]]
+RULES: dict[str, Rule] = {}
+
+
+def rule(name: str) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        RULES[name] = fn
+        return fn
+
+    return register
+
+
+def check_task(root: Path, rules: list[str] | None = None) -> list[Failure]:
+    """Run the sanity rules on one task folder."""
+    try:
+        competition = load_competition(root)
+    except SandmleError as exc:
+        return [Failure(rule="competition_loads", reason=str(exc))]
+    failures: list[Failure] = []
+    for name in rules or list(RULES):
+        try:
+            failures += RULES[name](competition)
+        except Exception as exc:  # a broken task can break a check: that is a failure too
+            failures.append(
+                Failure(rule=name, reason=f"check crashed: {type(exc).__name__}: {exc}")
+            )
+    return failures
+
+
+def _grade(competition: Competition, relative: str) -> CompetitionReport:
+    path = competition.root / relative
+    if not path.is_file():
+        raise FileNotFoundError(f"{relative} is missing")
+    return grade_csv(path, competition)
+
+
+@rule("thresholds_monotonic")
+def check_thresholds(competition: Competition) -> list[Failure]:
+    t = competition.config.thresholds
+    if t is None:
+        return [Failure(rule="thresholds_monotonic", reason="no explicit thresholds")]
+    sign = -1 if metric_direction(competition.config) else 1
+    values = [sign * v for v in (t.gold, t.silver, t.bronze, t.median)]
+    if all(a > b for a, b in zip(values, values[1:], strict=False)):
+        return []
+    return [
+        Failure(
+            rule="thresholds_monotonic",
+            reason=f"gold={t.gold}, silver={t.silver}, "
+            f"bronze={t.bronze}, median={t.median} are not strictly ordered",
+        )
+    ]
+
+
+@rule("sample_below_gold")
+def check_sample(competition: Competition) -> list[Failure]:
+    report = _grade(competition, competition.config.sample_submission)
+    if not report.valid_submission:
+        return [
+            Failure(
+                rule="sample_below_gold",
+                reason=f"sample submission invalid: {report.invalid_reason}",
+            )
+        ]
+    if report.gold_medal:
+        return [
+            Failure(
+                rule="sample_below_gold", reason=f"sample submission scores {report.score}, gold"
+            )
+        ]
+    if report.above_median:
+        return [
+            Failure(
+                rule="sample_below_gold",
+                severity="warning",
+                reason=f"sample submission scores {report.score}, above median",
+            )
+        ]
+    return []
+
+
+@rule("grading_runs")
+def check_grading(competition: Competition) -> list[Failure]:
+    failures = []
+    for name in ("dummy", "linear", "strong", "oracle"):
+        report = _grade(competition, f"generation/submissions/{name}.csv")
+        if not report.valid_submission:
+            failures.append(
+                Failure(
+                    rule="grading_runs",
+                    reason=f"{name} submission invalid: {report.invalid_reason}",
+                )
+            )
+    return failures
+
+
+@rule("oracle_gold_dummy_not")
+def check_oracle(competition: Competition) -> list[Failure]:
+    oracle = _grade(competition, "generation/submissions/oracle.csv")
+    dummy = _grade(competition, "generation/submissions/dummy.csv")
+    failures = []
+    if not oracle.gold_medal:
+        failures.append(
+            Failure(
+                rule="oracle_gold_dummy_not",
+                reason=f"oracle scores {oracle.score}, short of gold {oracle.gold_threshold}",
+            )
+        )
+    if dummy.gold_medal:
+        failures.append(
+            Failure(rule="oracle_gold_dummy_not", reason=f"dummy scores {dummy.score}, gold")
+        )
+    return failures
+
+
+@rule("ids_disjoint")
+def check_ids(competition: Competition) -> list[Failure]:
+    id_column = competition.config.id_columns[0]
+    train = pd.read_csv(competition.public_dir / "train.csv")[id_column]
+    test = pd.read_csv(competition.public_dir / "test.csv")[id_column]
+    answers = pd.read_csv(competition.answers_path)[id_column]
+    failures = []
+    shared = sorted(set(train) & set(test), key=str)
+    if shared:
+        failures.append(
+            Failure(
+                rule="ids_disjoint",
+                reason=f"{len(shared)} id(s) in both train and test, e.g. {shared[0]!r}",
+            )
+        )
+    if train.duplicated().any() or test.duplicated().any():
+        failures.append(
+            Failure(rule="ids_disjoint", reason="duplicate ids in train.csv or test.csv")
+        )
+    if set(test) != set(answers):
+        failures.append(
+            Failure(rule="ids_disjoint", reason="test.csv ids differ from the answers' ids")
+        )
+    return failures
+
+
+@rule("deterministic")
+def check_determinism(competition: Competition) -> list[Failure]:
+    from sandmle.benchmarks.synthetic.determinism import regenerated_differences
+
+    differences = regenerated_differences(competition.root)
+    if not differences:
+        return []
+    return [
+        Failure(
+            rule="deterministic",
+            reason=f"regenerating gives different bytes for {', '.join(differences[:3])}",
+        )
+    ]
+
+
+@rule("no_answer_leak")
+def check_leak(competition: Competition) -> list[Failure]:
+    from sandmle.benchmarks.synthetic.leaks import find_leaks
+
+    return [Failure(rule="no_answer_leak", reason=reason) for reason in find_leaks(competition)]
+
+
+@rule("description_matches_files")
+def check_description(competition: Competition) -> list[Failure]:
+    return [
+        Failure(rule="description_matches_files", reason=r)
+        for r in description_mismatches(competition.public_dir)
+    ]
+
+
+_ENTRY = re.compile(r"^- `([^`]+)`(.*)$")
+
+
+def description_mismatches(public: Path) -> list[str]:
+    """Files and columns named in the Data section versus those that exist, both ways."""
+    text = (public / "description.md").read_text(encoding="utf-8")
+    section = text.split("## Data", 1)[1].split("\n## ", 1)[0] if "## Data" in text else ""
+    problems, named = [], set()
+    for line in section.splitlines():
+        match = _ENTRY.match(line.strip())
+        if not match:
+            continue
+        name, rest = match.group(1).rstrip("/"), match.group(2)
+        named.add(name)
+        if not (public / name).exists():
+            problems.append(f"description names {name!r}, which does not exist")
+        elif "Columns:" in rest and name.endswith(".csv"):
+            problems += _column_mismatches(
+                public / name, re.findall(r"`([^`]+)`", rest.split("Columns:", 1)[1])
+            )
+    for entry in sorted(p.name for p in public.iterdir() if p.name != "description.md"):
+        if entry not in named:
+            problems.append(f"{entry!r} exists but the description does not name it")
+    return problems
+
+
+def _column_mismatches(path: Path, listed: list[str]) -> list[str]:
+    header = list(pd.read_csv(path, nrows=0).columns)
+    missing = [c for c in listed if c not in header]
+    unlisted = [c for c in header if c not in listed]
+    return [f"description names column {c!r}, which {path.name} lacks" for c in missing] + [
+        f"column {c!r} of {path.name} is not described" for c in unlisted
+    ]
+
+
+def check_directory(root: Path) -> dict[str, list[Failure]]:
+    """Failures per task for a pack folder (or a single task folder)."""
+    root = Path(root)
+    if (root / "competition.yaml").is_file():
+        return {root.name: check_task(root)}
+    tasks = sorted(p for p in root.iterdir() if (p / "competition.yaml").is_file())
+    if not tasks:
+        raise SandmleError(f"{root}: no task folders (*/competition.yaml) found")
+    return {task.name: check_task(task) for task in tasks}

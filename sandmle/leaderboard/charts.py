@@ -1,0 +1,191 @@
+"""Plotly figures of the leaderboard tables (see ``tables``) and of a sample's search tree."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from sandmle.harness.search_tree import SearchNode
+from sandmle.leaderboard.tables import LABELS, RATES
+
+HEIGHT = 420
+_FONT = {"size": 13}
+
+
+def _layout(fig: go.Figure, title: str, **kwargs: object) -> go.Figure:
+    fig.update_layout(
+        title=title, height=HEIGHT, font=_FONT, margin={"l": 40, "r": 20, "t": 60, "b": 40}
+    )
+    fig.update_layout(**kwargs)
+    return fig
+
+
+def empty_figure(title: str, message: str = "no runs match the filters") -> go.Figure:
+    """A titled figure that says why it is blank, so a view never disappears silently."""
+    fig = go.Figure()
+    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return _layout(fig, title)
+
+
+def _range(metric: str) -> dict[str, float]:
+    return {"zmin": 0.0, "zmax": 100.0} if metric in RATES else {"zmin": 0.0, "zmax": 1.0}
+
+
+def _heatmap(wide: pd.DataFrame, metric: str, title: str, x_title: str) -> go.Figure:
+    digits = 1 if metric in RATES else 3
+    text = wide.map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
+    fig = go.Figure(
+        go.Heatmap(
+            z=wide.to_numpy(),
+            x=[str(c) for c in wide.columns],
+            y=[str(i) for i in wide.index],
+            text=text.to_numpy(),
+            texttemplate="%{text}",
+            colorscale="Blues",
+            colorbar={"title": LABELS[metric]},
+            hovertemplate="%{y}<br>%{x}<br>%{z:.3g}<extra></extra>",
+            **_range(metric),
+        )
+    )
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_xaxes(title=x_title, automargin=True)
+    return _layout(fig, title)
+
+
+def scaffold_heatmap(table: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
+    """Models (rows) x scaffolds (columns) of one benchmark's leaderboard table."""
+    title = f"{LABELS[metric]}: models × scaffolds"
+    if table.empty:
+        return empty_figure(title)
+    wide = table.pivot_table(index="model", columns="scaffold", values=metric, aggfunc="mean")
+    return _heatmap(wide, metric, title, "scaffold")
+
+
+def competition_heatmap(wide: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
+    """Entrants (rows) x competitions (columns), from ``tables.competition_table``."""
+    title = f"{LABELS[metric]} per competition"
+    if wide.empty:
+        return empty_figure(title)
+    return _heatmap(wide, metric, title, "competition")
+
+
+def benchmark_bars(table: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
+    """Grouped bars: one group per benchmark, one bar per model · scaffold, ± stderr."""
+    title = f"{LABELS[metric]} by benchmark"
+    if table.empty:
+        return empty_figure(title)
+    fig = go.Figure()
+    for (model, scaffold), rows in table.groupby(["model", "scaffold"], sort=False):
+        fig.add_trace(
+            go.Bar(
+                name=f"{model} · {scaffold}",
+                x=rows["benchmark"],
+                y=rows[metric],
+                error_y={"type": "data", "array": rows[f"{metric}_stderr"], "visible": True},
+                hovertemplate="%{x}: %{y:.3g} ± %{error_y.array:.2g}<extra>%{fullData.name}</extra>",
+            )
+        )
+    return _layout(fig, title, barmode="group", yaxis_title=LABELS[metric], legend_title="entrant")
+
+
+def training_curves(curves: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
+    """Metric against training step, one line per training run x scaffold x benchmark."""
+    title = f"{LABELS[metric]} over training"
+    if curves.empty:
+        return empty_figure(title, "no checkpoints with a training step")
+    fig = go.Figure()
+    keys = ["checkpoint_run", "scaffold", "benchmark"]
+    for (run, scaffold, benchmark), rows in curves.groupby(keys, sort=False):
+        rows = rows.sort_values("checkpoint_step")
+        fig.add_trace(
+            go.Scatter(
+                name=f"{run} · {scaffold} · {benchmark}",
+                x=rows["checkpoint_step"],
+                y=rows[metric],
+                mode="lines+markers",
+                error_y={"type": "data", "array": rows[f"{metric}_stderr"], "visible": True},
+            )
+        )
+    return _layout(fig, title, xaxis_title="training step", yaxis_title=LABELS[metric])
+
+
+def tree_layout(nodes: list[SearchNode]) -> dict[int, tuple[float, float]]:
+    """(x, depth) of each node: leaves side by side in search order, parents over children."""
+    children: dict[int | None, list[int]] = {}
+    known = {n.id for n in nodes}
+    for node in nodes:
+        parent = node.parent if node.parent in known else None
+        children.setdefault(parent, []).append(node.id)
+    position: dict[int, tuple[float, float]] = {}
+    next_leaf = 0.0
+
+    def place(node_id: int, depth: int) -> float:
+        nonlocal next_leaf
+        kids = children.get(node_id, [])
+        if kids:
+            x = sum(place(kid, depth + 1) for kid in kids) / len(kids)
+        else:
+            x, next_leaf = next_leaf, next_leaf + 1.0
+        position[node_id] = (x, float(depth))
+        return x
+
+    for root in children.get(None, []):
+        place(root, 0)
+    return position
+
+
+def _edges(nodes: list[SearchNode], position: dict[int, tuple[float, float]]) -> go.Scatter:
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for node in nodes:
+        for parent in {*node.parents, *([node.parent] if node.parent is not None else [])}:
+            if parent in position:
+                xs += [position[parent][0], position[node.id][0], None]
+                ys += [position[parent][1], position[node.id][1], None]
+    line = {"color": "#9aa5b1", "width": 1.5}
+    return go.Scatter(x=xs, y=ys, mode="lines", line=line, hoverinfo="skip", showlegend=False)
+
+
+def _hover(node: SearchNode) -> str:
+    metric = "buggy" if node.is_bug or node.metric is None else f"{node.metric:.4g}"
+    summary = (node.summary or node.plan)[:160].replace("\n", " ")
+    return f"node {node.id} · {node.operator} · step {node.step}<br>metric: {metric}<br>{summary}"
+
+
+def _node_trace(nodes: list[SearchNode], position: dict, **marker: object) -> go.Scatter:
+    return go.Scatter(
+        x=[position[n.id][0] for n in nodes],
+        y=[position[n.id][1] for n in nodes],
+        mode="markers+text",
+        text=[str(n.id) for n in nodes],
+        textposition="top center",
+        hovertext=[_hover(n) for n in nodes],
+        hoverinfo="text",
+        marker={"size": 16, "line": {"width": 1, "color": "#333"}, **marker},
+    )
+
+
+def search_tree_figure(nodes: list[SearchNode], title: str = "search tree") -> go.Figure:
+    """A tree scaffold's search: nodes coloured by metric, buggy nodes as red crosses."""
+    if not nodes:
+        return empty_figure(title, "this sample has no search tree")
+    position = tree_layout(nodes)
+    good = [n for n in nodes if not n.is_bug and n.metric is not None]
+    buggy = [n for n in nodes if n.is_bug or n.metric is None]
+    lower = any(n.lower_is_better for n in good)
+    fig = go.Figure(_edges(nodes, position))
+    if good:
+        colour = {"color": [n.metric for n in good], "colorscale": "Viridis"}
+        bar = {"title": "metric (lower is better)" if lower else "metric"}
+        fig.add_trace(
+            _node_trace(good, position, **colour, reversescale=lower, colorbar=bar, showscale=True)
+        )
+        fig.data[-1].name = "valid"
+    if buggy:
+        fig.add_trace(_node_trace(buggy, position, color="#d62728", symbol="x"))
+        fig.data[-1].name = "buggy"
+    fig.update_yaxes(autorange="reversed", title="depth", dtick=1, zeroline=False)
+    fig.update_xaxes(visible=False)
+    return _layout(fig, title, showlegend=True, legend={"orientation": "h", "y": -0.05})

@@ -1,0 +1,253 @@
+"""Inspect logs into two tidy frames: one row per run (log) and one per sample-epoch.
+
+Reads only each log's header and its sample summaries (Inspect's own readers), never the
+transcripts, so a thousand logs load in seconds. ``LogCache`` keeps what it read keyed by
+path, mtime and size: a new or rewritten log is read, the others are not.
+
+A log that cannot be read, is unfinished (status other than ``success``), or was not scored
+by sandmle's ``medal_scorer`` is skipped with a ``SkippedLogWarning`` naming the file.
+A sample without a medal score (it errored) counts as an invalid submission, as MLE-bench
+counts a failed run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from inspect_ai.log import (
+    EvalLog,
+    EvalSampleSummary,
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample_summaries,
+)
+
+from sandmle.harness.scorer import FLAGS, RATE_KEYS, medal_scorer
+from sandmle.leaderboard.checkpoints import checkpoint_info
+
+SCORER = medal_scorer.__name__
+RUN_KEY = ["model", "scaffold", "benchmark"]
+"""Runs sharing these are pooled in the leaderboard."""
+RUN_COLUMNS = [
+    "log", "eval_id", "created", "status", *RUN_KEY, "scaffold_args", "task", "task_args",
+    "pack", "pack_version", "sandbox", "epochs", "total_samples", "completed_samples",
+    "checkpoint_step", "checkpoint_run", "base_model", "tokens",
+    *RATE_KEYS, *(f"{key}_stderr" for key in RATE_KEYS),
+]  # fmt: skip
+SAMPLE_COLUMNS = [
+    "log", "created", *RUN_KEY, "checkpoint_step", "checkpoint_run", "sample_id", "epoch",
+    "competition_id", "metric", "modality", "task_type", "scored", *FLAGS, "score",
+    "human_rank", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
+    "is_lower_better", "invalid_reason", "tokens", "total_time", "working_time", "limit",
+    "error", "message_count",
+]  # fmt: skip
+_THRESHOLD_KEYS = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
+
+
+class SkippedLogWarning(UserWarning):
+    """A log under a leaderboard dir was left out (unreadable, unfinished or foreign)."""
+
+
+class LogSkipped(Exception):  # noqa: N818 - a reason to skip, not an error
+    """Why one log file is left out; the message is the reason."""
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """What one log contributes: its run row and its sample rows."""
+
+    run: dict[str, Any]
+    samples: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class LoadedLogs:
+    """The frames of every readable log under some dirs, and the files left out."""
+
+    runs: pd.DataFrame
+    samples: pd.DataFrame
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Path of each skipped log, and why."""
+
+
+def _short(name: str | None) -> str:
+    return (name or "").rsplit("/", 1)[-1]
+
+
+def _args_label(name: str, args: dict[str, Any]) -> str:
+    if not args:
+        return name
+    return f"{name}({', '.join(f'{k}={v}' for k, v in sorted(args.items()))})"
+
+
+def _scaffold(log: EvalLog) -> tuple[str, dict[str, Any]]:
+    """The solver's short name and passed args (the plan's last step when none was named)."""
+    spec = log.eval
+    if spec.solver:
+        return _short(spec.solver), dict(spec.solver_args_passed or spec.solver_args or {})
+    steps = log.plan.steps if log.plan else []
+    return (_short(steps[-1].solver) if steps else "default"), {}
+
+
+def _usage_tokens(usage: dict[str, Any] | None) -> int:
+    return sum(u.total_tokens for u in (usage or {}).values())
+
+
+def _header_rates(log: EvalLog) -> dict[str, float]:
+    rates: dict[str, float] = {}
+    for score in log.results.scores if log.results else []:
+        if score.name in RATE_KEYS:
+            for metric, suffix in (("mean", ""), ("stderr", "_stderr")):
+                value = score.metrics.get(metric)
+                rates[score.name + suffix] = math.nan if value is None else value.value
+    return rates
+
+
+def run_row(log: EvalLog, path: str) -> dict[str, Any]:
+    """The run row of a log header; raises ``LogSkipped`` for foreign or unfinished logs."""
+    if log.status != "success":
+        raise LogSkipped(f"unfinished log (status {log.status})")
+    spec = log.eval
+    if not any(s.name == SCORER for s in spec.scorers or []):
+        raise LogSkipped(f"not a sandmle log (no {SCORER} scores)")
+    scaffold, args = _scaffold(log)
+    meta = spec.metadata or {}
+    info = checkpoint_info(spec.model, spec.model_args)
+    return {
+        "log": path,
+        "eval_id": spec.eval_id,
+        "created": pd.Timestamp(spec.created),
+        "status": log.status,
+        "model": spec.model,
+        "scaffold": _args_label(scaffold, args),
+        "benchmark": meta.get("benchmark") or _short(spec.task),
+        "scaffold_args": json.dumps(args, default=str),
+        "task": spec.task,
+        "task_args": json.dumps(spec.task_args_passed, default=str),
+        "pack": meta.get("pack"),
+        "pack_version": meta.get("pack_version"),
+        "sandbox": meta.get("sandbox"),
+        "epochs": spec.config.epochs or 1,
+        "total_samples": log.results.total_samples if log.results else 0,
+        "completed_samples": log.results.completed_samples if log.results else 0,
+        "checkpoint_step": info.step,
+        "checkpoint_run": info.run,
+        "base_model": info.base_model,
+        "tokens": _usage_tokens(log.stats.model_usage),
+        **_header_rates(log),
+    }
+
+
+def _score_fields(summary: EvalSampleSummary) -> dict[str, Any]:
+    score = (summary.scores or {}).get(SCORER)
+    if score is None or not isinstance(score.value, dict):
+        reason = f"not scored: {summary.error}" if summary.error else "not scored"
+        return {"scored": False, **dict.fromkeys(FLAGS, 0.0), "invalid_reason": reason}
+    meta = score.metadata or {}
+    return {
+        "scored": True,
+        **{key: float(score.value.get(key, math.nan)) for key in (*FLAGS, "score", "human_rank")},
+        **{key: meta.get(key) for key in (*_THRESHOLD_KEYS, "is_lower_better")},
+        "invalid_reason": meta.get("invalid_reason"),
+        "competition_id": meta.get("competition_id"),
+    }
+
+
+def sample_row(summary: EvalSampleSummary, run: dict[str, Any]) -> dict[str, Any]:
+    """One sample-epoch's row, carrying its run's key so the frame needs no join."""
+    meta = summary.metadata or {}
+    row = {key: run[key] for key in ("log", "created", *RUN_KEY, "checkpoint_step")}
+    row |= {
+        "checkpoint_run": run["checkpoint_run"],
+        "sample_id": str(summary.id),
+        "epoch": summary.epoch,
+        "competition_id": meta.get("competition_id", str(summary.id)),
+        **{key: meta.get(key) for key in ("metric", "modality", "task_type")},
+        "tokens": _usage_tokens(summary.model_usage),
+        "total_time": summary.total_time,
+        "working_time": summary.working_time,
+        "limit": summary.limit,
+        "error": summary.error,
+        "message_count": summary.message_count,
+    }
+    fields = _score_fields(summary)
+    row["competition_id"] = fields.pop("competition_id", None) or row["competition_id"]
+    return row | fields
+
+
+def read_log_record(path: str) -> LogRecord:
+    """Read one log's header and sample summaries; raises ``LogSkipped`` with the reason."""
+    try:
+        header = read_eval_log(path, header_only=True)
+        run = run_row(header, path)
+        summaries = read_eval_log_sample_summaries(path)
+    except LogSkipped:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any broken file is skipped, never fatal
+        raise LogSkipped(f"unreadable log ({type(exc).__name__}: {exc})") from exc
+    return LogRecord(run=run, samples=[sample_row(s, run) for s in summaries])
+
+
+def _frame(rows: Iterable[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame.from_records(list(rows), columns=columns)
+
+
+def frames(records: Sequence[LogRecord], skipped: dict[str, str] | None = None) -> LoadedLogs:
+    """Tidy frames from log records."""
+    runs = _frame((r.run for r in records), RUN_COLUMNS)
+    samples = _frame((s for r in records for s in r.samples), SAMPLE_COLUMNS)
+    return LoadedLogs(runs=runs, samples=samples, skipped=dict(skipped or {}))
+
+
+def _local(name: str) -> str:
+    return name.removeprefix("file://")
+
+
+@dataclass
+class LogCache:
+    """Records of logs read so far, keyed by path with (mtime, size) to spot rewrites."""
+
+    entries: dict[str, tuple[tuple[float, int], LogRecord | str]] = field(default_factory=dict)
+    """Path -> (mtime, size) and its record, or the reason it was skipped."""
+    _last: tuple[tuple, LoadedLogs] | None = None
+
+    def _entry(self, path: str, stamp: tuple[float, int]) -> LogRecord | str:
+        cached = self.entries.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        try:
+            entry: LogRecord | str = read_log_record(path)
+        except LogSkipped as exc:
+            entry = str(exc)
+            warnings.warn(f"skipped {path}: {entry}", SkippedLogWarning, stacklevel=3)
+        self.entries[path] = (stamp, entry)
+        return entry
+
+    def load(self, log_dirs: Sequence[str | Path]) -> LoadedLogs:
+        """Every log under ``log_dirs`` (recursively), reading only new or changed files."""
+        listing: dict[str, tuple[float, int]] = {}
+        for log_dir in log_dirs:
+            if Path(log_dir).exists() or "://" in str(log_dir):
+                for info in list_eval_logs(str(log_dir)):
+                    listing[_local(info.name)] = (info.mtime or 0.0, info.size)
+        key = tuple(sorted(listing.items()))
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        entries = {path: self._entry(path, stamp) for path, stamp in listing.items()}
+        records = [e for e in entries.values() if isinstance(e, LogRecord)]
+        skipped = {path: e for path, e in entries.items() if isinstance(e, str)}
+        loaded = frames(records, skipped)
+        self._last = (key, loaded)
+        return loaded
+
+
+def load_logs(log_dirs: Sequence[str | Path], cache: LogCache | None = None) -> LoadedLogs:
+    """Load every log under ``log_dirs``; pass a ``LogCache`` to reuse earlier reads."""
+    return (cache or LogCache()).load(log_dirs)

@@ -1,0 +1,57 @@
+"""The AutoML script the heuristic policy writes, at a chosen strength.
+
+The script itself is ``automl_script.py``: a stand-alone, linted module that inspects
+``/home/data`` when it runs, so one text serves every task. Policies hand in its source with
+the ``LEVEL``/``SAFE`` lines set, and read those lines back from earlier code to improve on it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+SCRIPT_PATH = Path(__file__).with_name("automl_script.py")
+LEVEL_NAMES = ("dummy", "linear", "random forest", "gradient boosting", "tuned")
+MAX_LEVEL = len(LEVEL_NAMES) - 1
+DEFAULT_LEVEL = 3
+"""Strength used when nothing says otherwise (ReAct runs): gradient boosting."""
+METRIC_LINE = re.compile(
+    r"Validation metric:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
+)
+_LEVEL_LINE = re.compile(r"^LEVEL = (\d+)", re.M)
+_SAFE_LINE = re.compile(r"^SAFE = (True|False)", re.M)
+
+
+@cache
+def script_source() -> str:
+    return SCRIPT_PATH.read_text(encoding="utf-8")
+
+
+def automl_code(level: int = DEFAULT_LEVEL, safe: bool = False) -> str:
+    """The AutoML script at ``level`` (0 dummy … 4 tuned); ``safe`` drops text/image/time features."""
+    level = max(0, min(MAX_LEVEL, level))
+    code = _LEVEL_LINE.sub(f"LEVEL = {level}", script_source(), count=1)
+    return _SAFE_LINE.sub(f"SAFE = {safe}", code, count=1)
+
+
+def code_level(code: str | None) -> int | None:
+    """The level of an AutoML script, or None when the code is not ours."""
+    if not code or "sandmle AutoML baseline" not in code:
+        return None
+    match = _LEVEL_LINE.search(code)
+    return int(match.group(1)) if match else None
+
+
+def code_is_safe(code: str | None) -> bool:
+    match = _SAFE_LINE.search(code or "")
+    return bool(match and match.group(1) == "True")
+
+
+def parse_metric(output: str) -> float | None:
+    """The last ``Validation metric: <value>`` in a run's output; None when absent or not finite."""
+    found = METRIC_LINE.findall(output or "")
+    if not found:
+        return None
+    value = float(found[-1])
+    return value if value == value and abs(value) != float("inf") else None

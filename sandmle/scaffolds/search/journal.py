@@ -1,0 +1,111 @@
+"""The search tree as data: a ``Journal`` of ``SearchNode``s with AIDE's derived views.
+
+Follows aideml's ``aide/journal.py`` rules: a node's stage is derived from its parent
+(no parent: draft; buggy parent: debug; else improve), its debug depth counts the
+consecutive debug steps above it, and the best node is the best non-buggy one by metric,
+compared in the task's direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from sandmle.harness.search_tree import SearchNode
+
+Stage = Literal["draft", "improve", "debug"]
+
+
+class Journal:
+    """All nodes of one search, in creation order, with parent/child lookups."""
+
+    def __init__(self, lower_is_better: bool | None = None) -> None:
+        self.nodes: list[SearchNode] = []
+        self.lower_is_better = lower_is_better
+        """Direction of the metric; None means "as the first good node's review says"."""
+        self._by_id: dict[int, SearchNode] = {}
+        self._children: dict[int, list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def add(self, node: SearchNode) -> SearchNode:
+        if node.id in self._by_id:
+            raise ValueError(f"node id {node.id} is already in the journal")
+        self.nodes.append(node)
+        self._by_id[node.id] = node
+        for parent in node.parents or ([node.parent] if node.parent is not None else []):
+            self._children.setdefault(parent, []).append(node.id)
+        return node
+
+    def next_id(self) -> int:
+        return len(self.nodes)
+
+    def get(self, node_id: int) -> SearchNode:
+        return self._by_id[node_id]
+
+    def children(self, node: SearchNode) -> list[SearchNode]:
+        return [self._by_id[i] for i in self._children.get(node.id, [])]
+
+    def is_leaf(self, node: SearchNode) -> bool:
+        return not self._children.get(node.id)
+
+    def parent_of(self, node: SearchNode) -> SearchNode | None:
+        return None if node.parent is None else self._by_id[node.parent]
+
+    def stage(self, node: SearchNode) -> Stage:
+        """AIDE's stage name, derived from the parent rather than stored."""
+        parent = self.parent_of(node)
+        if parent is None:
+            return "draft"
+        return "debug" if parent.is_bug else "improve"
+
+    def debug_depth(self, node: SearchNode) -> int:
+        """Number of consecutive debug steps ending at ``node`` (0 unless it is a debug)."""
+        depth = 0
+        while self.stage(node) == "debug":
+            depth += 1
+            node = self.parent_of(node)  # type: ignore[assignment] - debug nodes have parents
+        return depth
+
+    @property
+    def drafts(self) -> list[SearchNode]:
+        return [n for n in self.nodes if n.parent is None]
+
+    @property
+    def buggy_nodes(self) -> list[SearchNode]:
+        return [n for n in self.nodes if n.is_bug]
+
+    @property
+    def good_nodes(self) -> list[SearchNode]:
+        return [n for n in self.nodes if not n.is_bug and n.metric is not None]
+
+    def direction(self) -> bool:
+        """True when lower metrics are better (the task's, else the first good review's)."""
+        if self.lower_is_better is not None:
+            return self.lower_is_better
+        for node in self.good_nodes:
+            if node.lower_is_better is not None:
+                return node.lower_is_better
+        return False
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether metric ``a`` beats ``b`` in the journal's direction."""
+        return a < b if self.direction() else a > b
+
+    def best_node(self, among: Iterable[SearchNode] | None = None) -> SearchNode | None:
+        """The best good node (first made wins ties), or None when none is good."""
+        best: SearchNode | None = None
+        pool = self.good_nodes if among is None else [n for n in among if _good(n)]
+        for node in pool:
+            if best is None or self.better(node.metric, best.metric):  # type: ignore[arg-type]
+                best = node
+        return best
+
+    def dump(self) -> list[dict]:
+        """The whole tree in the documented store schema (creation order)."""
+        return [n.model_dump() for n in self.nodes]
+
+
+def _good(node: SearchNode) -> bool:
+    return not node.is_bug and node.metric is not None

@@ -1,0 +1,53 @@
+"""``synth generate`` and ``synth check`` exit codes and outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from sandmle.benchmarks.synthetic.cli import synth_app
+
+runner = CliRunner()
+
+
+def test_generate_then_check(tmp_path: Path):
+    out = tmp_path / "pack"
+    result = runner.invoke(
+        synth_app,
+        [
+            "generate",
+            "--n",
+            "2",
+            "--seed",
+            "4",
+            "--out",
+            str(out),
+            "--modalities",
+            "text,time-series",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote 2 task(s)" in result.output
+    result = runner.invoke(synth_app, ["check", str(out), "--json"])
+    assert result.exit_code == 0
+    payload = json.loads(result.output)
+    assert payload["passed"] is True and len(payload["tasks"]) == 2
+
+    task = next(p for p in out.iterdir() if p.is_dir())
+    train = pd.read_csv(task / "prepared/public/train.csv")
+    train.loc[0, train.columns[0]] = pd.read_csv(task / "prepared/public/test.csv").iloc[0, 0]
+    train.to_csv(task / "prepared/public/train.csv", index=False)
+    result = runner.invoke(synth_app, ["check", str(out)])
+    assert result.exit_code == 1
+    assert "ids_disjoint" in result.output
+
+
+def test_unknown_seed_is_a_one_line_error(tmp_path: Path):
+    result = runner.invoke(
+        synth_app, ["generate", "--n", "1", "--out", str(tmp_path / "p"), "--seeds", "nope"]
+    )
+    assert result.exit_code != 0
+    assert "unknown seed task 'nope'" in str(result.exception)

@@ -1,0 +1,95 @@
+"""Packs: manifest, coverage, determinism, the 100-task pack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION, MODALITIES
+from sandmle.benchmarks.synthetic.determinism import file_digests
+from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
+from sandmle.benchmarks.synthetic.sanity import check_directory
+from sandmle.errors import SandmleError
+from sandmle.harness.pack import load_pack
+
+
+def test_pack_manifest_lists_tasks_with_baselines(small_pack):
+    pack = load_pack(small_pack)
+    manifest = pack.manifest
+    assert (manifest.name, manifest.seed, manifest.generator_version) == (
+        "small",
+        11,
+        GENERATOR_VERSION,
+    )
+    assert len(pack) == 10
+    for task in manifest.tasks:
+        assert set(task.baselines) == {"dummy", "linear", "strong", "oracle"}
+        assert all(v is not None for v in task.baselines.values())
+
+
+def test_every_modality_and_task_type_present(small_pack):
+    pack = load_pack(small_pack)
+    assert {c.config.modality for c in pack.competitions} == set(MODALITIES)
+    assert {c.config.task_type for c in pack.competitions} == {
+        "binary",
+        "multiclass",
+        "multilabel",
+        "regression",
+        "forecasting",
+    }
+
+
+def test_role_artifacts_sit_beside_prepared_not_in_public(small_pack):
+    for competition in load_pack(small_pack).competitions:
+        names = {p.name for p in (competition.root / "generation").iterdir()}
+        assert {"blueprint.json", "rule.json", "baselines.json", "milestones.json"} <= names
+        public = {p.name for p in competition.public_dir.rglob("*")}
+        assert not public & {"answers.csv", "rule.json", "oracle.csv"}
+
+
+def test_tasks_have_50_to_200_rows(small_pack):
+    for competition in load_pack(small_pack).competitions:
+        public = competition.public_dir
+        rows = (
+            sum(1 for _ in open(public / "train.csv"))
+            + sum(1 for _ in open(public / "test.csv"))
+            - 2
+        )
+        assert 50 <= rows <= 200, competition.id
+
+
+def test_same_seed_same_bytes_whatever_the_workers(tmp_path: Path):
+    spec = PackSpec(name="twice", n=4, seed=5)
+    generate_pack(spec, tmp_path / "a", workers=1, progress=False)
+    generate_pack(spec, tmp_path / "b", workers=2, progress=False)
+    digests = file_digests(tmp_path / "a")
+    assert digests == file_digests(tmp_path / "b")
+    assert any(p.endswith(".png") for p in digests)
+
+
+def test_different_seed_different_bytes(tmp_path: Path):
+    generate_pack(PackSpec(n=1, seed=1), tmp_path / "a", workers=1, progress=False)
+    generate_pack(PackSpec(n=1, seed=2), tmp_path / "b", workers=1, progress=False)
+    assert file_digests(tmp_path / "a") != file_digests(tmp_path / "b")
+
+
+def test_non_empty_output_folder_is_refused(tmp_path: Path):
+    (tmp_path / "x").write_text("keep me")
+    with pytest.raises(SandmleError, match="not empty"):
+        generate_pack(PackSpec(n=1), tmp_path, progress=False)
+
+
+def test_unknown_modality_is_a_user_error(tmp_path: Path):
+    with pytest.raises(SandmleError, match="unknown modality 'audio'"):
+        generate_pack(PackSpec(n=1, modalities=["audio"]), tmp_path / "p", progress=False)
+
+
+@pytest.mark.slow
+def test_hundred_task_pack_passes_checks(tmp_path: Path):
+    generate_pack(PackSpec(n=100, seed=3), tmp_path / "big", workers=2, progress=False)
+    pack = load_pack(tmp_path / "big")
+    assert len(pack) == 100
+    assert {c.config.modality for c in pack.competitions} == set(MODALITIES)
+    failures = check_directory(tmp_path / "big")
+    assert not [f for fs in failures.values() for f in fs if f.severity == "error"]

@@ -1,0 +1,35 @@
+"""Seed DNA: every MLE-bench-lite competition, interleaved selection."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandmle.benchmarks.synthetic.blueprint import MODALITIES
+from sandmle.benchmarks.synthetic.seeds import LITE_SEEDS, SEEDS, select_seeds
+from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
+from sandmle.errors import SandmleError
+
+
+def test_all_22_lite_competitions_are_seeds():
+    assert len(LITE_SEEDS) == 22
+    assert SEEDS["dog-breed-identification"].original_outputs == 120
+    assert SEEDS["the-icml-2013-whale-challenge-right-whale-redux"].modality == "image"
+
+
+def test_selection_interleaves_modalities():
+    first = [s.modality for s in select_seeds()[:4]]
+    assert first == list(MODALITIES)
+
+
+def test_unknown_seed_raises_user_error():
+    with pytest.raises(SandmleError, match="unknown seed task"):
+        select_seeds(seed_ids=["nope"])
+
+
+@pytest.mark.parametrize("seed", sorted(SEEDS))
+def test_blueprints_are_micro_and_deterministic(seed):
+    request = TaskRequest(index=3, dna=SEEDS[seed], entropy=[9, 3, 0])
+    bp = plan(request)
+    assert bp == plan(request)
+    assert 50 <= bp.n_train + bp.n_test <= 200
+    assert bp.task_id.endswith("-003")

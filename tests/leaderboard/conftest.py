@@ -1,0 +1,116 @@
+"""Real offline eval logs for the leaderboard tests, made once per session.
+
+Two benchmarks (the synthetic pack of both fixture competitions, and ``mini``: plant-watering
+alone), three scaffolds, and models that hand in the sample submission (no medals) or the
+answers (gold), plus two checkpoints of one training run.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import ToolCall
+from inspect_ai.util import sandbox, store
+
+from sandmle.benchmarks.synthetic.task import synthetic
+from sandmle.harness.competition import load_competition
+from sandmle.harness.layout import SUBMISSION_PATH
+from sandmle.harness.samples import competition_for
+from sandmle.harness.search_tree import STORE_KEY, SearchNode
+from sandmle.harness.solvers import copy_sample_submission
+from sandmle.harness.task import competition_task
+
+from ..conftest import FIXTURES
+
+MODELS = ("mockllm/model-a", "mockllm/model-b")
+CHECKPOINTS = ("mockllm/runs/grpo/checkpoint-100", "mockllm/runs/grpo/checkpoint-200")
+
+
+def tree_nodes() -> list[dict]:
+    """A small search: two drafts, an improvement, a buggy debug attempt and its fix."""
+    nodes = [
+        SearchNode(id=0, operator="draft", step=0, metric=0.71, lower_is_better=False),
+        SearchNode(id=1, operator="draft", step=1, is_bug=True, summary="KeyError: 'id'"),
+        SearchNode(id=2, parent=0, operator="improve", step=2, metric=0.83, lower_is_better=False),
+        SearchNode(id=3, parent=1, operator="debug", step=3, metric=0.65, lower_is_better=False),
+        SearchNode(id=4, parent=2, operator="improve", step=4, is_bug=True, summary="OOM"),
+    ]
+    return [n.model_dump() for n in nodes]
+
+
+@solver
+def copy_answers() -> Solver:
+    """A perfect entrant (tests only): copies the host's answers into the sandbox."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        answers = competition_for(state.metadata).answers_path.read_text()
+        await sandbox().write_file(SUBMISSION_PATH, answers)
+        state.completed = True
+        return state
+
+    return solve
+
+
+@solver
+def toy_tree_search() -> Solver:
+    """A fake tree scaffold: one tool call, a stored tree, then the answers (no model calls)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        call = ToolCall(id="c1", function="bash", arguments={"cmd": "ls /home/data"})
+        state.messages.append(ChatMessageAssistant(content="Listing the data.", tool_calls=[call]))
+        listing = await sandbox().exec(["ls", "/home/data"])
+        state.messages.append(
+            ChatMessageTool(content=listing.stdout, tool_call_id="c1", function="bash")
+        )
+        store().set(STORE_KEY, tree_nodes())
+        answers = competition_for(state.metadata).answers_path.read_text()
+        await sandbox().write_file(SUBMISSION_PATH, answers)
+        state.completed = True
+        return state
+
+    return solve
+
+
+def _run(task, model: str, solver: Solver, log_dir: Path) -> None:
+    logs = inspect_eval(task, model=model, solver=solver, log_dir=str(log_dir), display="none")
+    assert logs[0].status == "success", logs[0].error
+
+
+@pytest.fixture(scope="session")
+def pack_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pack")
+    for name in ("plant-watering", "bike-rentals"):
+        shutil.copytree(FIXTURES / name, root / name)
+    return root
+
+
+def mini(pack_dir: Path):
+    comp = load_competition(pack_dir / "plant-watering")
+    return competition_task([comp], name="mini", metadata={"benchmark": "mini"})
+
+
+@pytest.fixture(scope="session")
+def log_dir(tmp_path_factory: pytest.TempPathFactory, pack_dir: Path) -> Path:
+    """Logs of real offline evals; model-a's synthetic run is split over two logs to pool."""
+    logs = tmp_path_factory.mktemp("logs")
+    pack = str(pack_dir)
+    _run(synthetic(pack=pack), MODELS[0], copy_sample_submission(), logs)
+    _run(synthetic(pack=pack, epochs=2), MODELS[0], copy_sample_submission(), logs)
+    _run(synthetic(pack=pack), MODELS[0], copy_answers(), logs)
+    _run(synthetic(pack=pack), MODELS[1], toy_tree_search(), logs)
+    _run(mini(pack_dir), MODELS[1], copy_answers(), logs)
+    _run(mini(pack_dir), MODELS[0], copy_sample_submission(), logs)
+    _run(mini(pack_dir), CHECKPOINTS[0], copy_sample_submission(), logs / "training")
+    _run(mini(pack_dir), CHECKPOINTS[1], copy_answers(), logs / "training")
+    return logs
+
+
+@pytest.fixture
+def log_copy(log_dir: Path, tmp_path: Path) -> Path:
+    """A writable copy of the session's logs, for tests that add broken files."""
+    return Path(shutil.copytree(log_dir, tmp_path / "logs"))

@@ -1,0 +1,123 @@
+"""Loading logs into frames: pooling columns, skipping broken files, incremental cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import read_eval_log, write_eval_log
+from inspect_ai.scorer import includes
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from sandmle.leaderboard import logs as logs_module
+from sandmle.leaderboard.logs import LogCache, SkippedLogWarning, load_logs
+
+from .conftest import CHECKPOINTS, MODELS
+
+
+def test_frames_hold_every_run_and_sample(log_dir: Path) -> None:
+    loaded = load_logs([log_dir])
+    assert not loaded.skipped
+    assert len(loaded.runs) == 8
+    assert set(loaded.runs["model"]) == {*MODELS, *CHECKPOINTS}
+    assert set(loaded.runs["benchmark"]) == {"synthetic", "mini"}
+    assert set(loaded.runs["scaffold"]) == {
+        "copy_sample_submission",
+        "copy_answers",
+        "toy_tree_search",
+    }
+    # 2 + 4 (two epochs) + 2 + 2 synthetic samples, 4 mini samples
+    assert len(loaded.samples) == 14
+    perfect = loaded.samples[loaded.samples["scaffold"] == "copy_answers"]
+    assert perfect["gold_medal"].eq(1.0).all() and perfect["valid_submission"].eq(1.0).all()
+    floor = loaded.samples[loaded.samples["scaffold"] == "copy_sample_submission"]
+    assert floor["any_medal"].eq(0.0).all() and floor["valid_submission"].eq(1.0).all()
+    plant = loaded.samples[loaded.samples["competition_id"] == "plant-watering"].iloc[0]
+    assert plant["gold_threshold"] == 0.95 and plant["metric"] == "roc_auc"
+
+
+def test_steps_come_from_checkpoint_names(log_dir: Path) -> None:
+    runs = load_logs([log_dir]).runs.set_index("model")
+    assert runs.loc[CHECKPOINTS[1], "checkpoint_step"] == 200
+    assert runs.loc[CHECKPOINTS[0], "checkpoint_run"] == "mockllm/runs/grpo"
+    assert runs.loc[MODELS[0], "checkpoint_step"].isna().all()
+
+
+def _foreign_log(log_dir: Path) -> None:
+    """A real Inspect log that sandmle's scorer never saw."""
+    task = Task(dataset=[Sample(input="hi", target="hi")], solver=noop(), scorer=includes())
+    logs = inspect_eval(task, model="mockllm/model", log_dir=str(log_dir), display="none")
+    assert logs[0].status == "success"
+
+
+@solver
+def noop() -> Solver:
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return state
+
+    return solve
+
+
+def _break(log_dir: Path) -> dict[str, str]:
+    """Broken files of every kind next to the good logs; name -> expected reason."""
+    good = sorted(log_dir.glob("*.eval"))[0]
+    (log_dir / "corrupt.eval").write_bytes(b"not a zip at all")
+    data = good.read_bytes()
+    (log_dir / "truncated.eval").write_bytes(data[: len(data) // 2])
+    foreign = log_dir / "2026-01-01T00-00-00+00-00_notes_abc123.json"
+    foreign.write_text(json.dumps({"hello": "world"}))
+    partial = read_eval_log(str(good))
+    partial.status = "started"
+    write_eval_log(partial, str(log_dir / "2026-01-01T00-00-01+00-00_partial_def456.eval"))
+    return {
+        "corrupt.eval": "unreadable",
+        "truncated.eval": "unreadable",
+        foreign.name: "unreadable",
+        "2026-01-01T00-00-01+00-00_partial_def456.eval": "unfinished log (status started)",
+    }
+
+
+def test_broken_logs_are_skipped_with_a_warning_naming_them(log_copy: Path) -> None:
+    expected = _break(log_copy)
+    foreign_dir = log_copy / "foreign"
+    _foreign_log(foreign_dir)
+    with pytest.warns(SkippedLogWarning) as caught:
+        loaded = load_logs([log_copy])
+    messages = " ".join(str(w.message) for w in caught)
+    for name, reason in expected.items():
+        assert name in messages
+        assert reason in next(r for p, r in loaded.skipped.items() if p.endswith(name))
+    (foreign_path,) = [p for p in loaded.skipped if p.startswith(str(foreign_dir))]
+    assert "not a sandmle log" in loaded.skipped[foreign_path]
+    assert len(loaded.runs) == 8 and len(loaded.samples) == 14  # the good logs still load
+
+
+def test_empty_or_missing_dir_gives_empty_frames(tmp_path: Path) -> None:
+    loaded = load_logs([tmp_path, tmp_path / "missing"])
+    assert loaded.runs.empty and loaded.samples.empty and not loaded.skipped
+    assert "any_medal" in loaded.samples.columns and "model" in loaded.runs.columns
+
+
+def test_cache_reads_only_new_or_changed_logs(
+    log_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+    real = logs_module.read_log_record
+    monkeypatch.setattr(logs_module, "read_log_record", lambda p: reads.append(p) or real(p))
+    cache = LogCache()
+    first = cache.load([log_copy])
+    assert len(reads) == 8
+    assert cache.load([log_copy]) is first  # nothing changed: the same frames
+    source = sorted(log_copy.glob("*.eval"))[0]
+    copy = log_copy / source.name.replace(".eval", "-copy.eval")
+    shutil.copy(source, copy)
+    second = cache.load([log_copy])
+    assert reads[8:] == [str(copy)]
+    assert len(second.runs) == 9
+    copy.unlink()
+    assert len(cache.load([log_copy]).runs) == 8 and len(reads) == 9
