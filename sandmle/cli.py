@@ -75,6 +75,57 @@ def thresholds(
     _print_json(thresholds_from_leaderboard(read_leaderboard(leaderboard)).to_dict())
 
 
+@app.command("eval")
+def eval_command(
+    benchmark: Annotated[str, typer.Argument(help="synthetic, mle_bench_lite, mle_dojo, ...")],
+    model: Annotated[str, typer.Option("--model", "-m", help="Any Inspect model.")],
+    solver: Annotated[
+        str | None, typer.Option("--solver", help="A scaffold, e.g. react, aide, aira_mcts.")
+    ] = None,
+    task_arg: Annotated[list[str], typer.Option("-T", help="Task argument key=value.")] = [],  # noqa: B006
+    solver_arg: Annotated[list[str], typer.Option("-S", help="Solver argument key=value.")] = [],  # noqa: B006
+    model_arg: Annotated[list[str], typer.Option("-M", help="Model argument key=value.")] = [],  # noqa: B006
+    log_dir: Annotated[Path, typer.Option(help="Log dir; run again to resume.")] = Path("logs"),
+    limit: Annotated[int | None, typer.Option(help="Evaluate only the first N samples.")] = None,
+    epochs: Annotated[int | None, typer.Option(help="Runs per sample.")] = None,
+    max_samples: Annotated[int | None, typer.Option(help="Samples run at once.")] = None,
+) -> None:
+    """Evaluate a model under a scaffold on a benchmark (Inspect's eval_set: resumable)."""
+    from sandmle.harness.run import parse_kv, run_eval
+
+    ok = run_eval(
+        benchmark,
+        model=model,
+        solver=solver,
+        task_args=parse_kv(task_arg, "-T"),
+        solver_args=parse_kv(solver_arg, "-S"),
+        model_args=parse_kv(model_arg, "-M"),
+        log_dir=log_dir,
+        limit=limit,
+        epochs=epochs,
+        max_samples=max_samples,
+    )
+    typer.echo(f"logs: {log_dir}")
+    raise typer.Exit(0 if ok else 1)
+
+
+sandbox_app = typer.Typer(help="Agent sandboxes.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("build-image")
+def build_image(
+    tag: Annotated[str, typer.Option(help="Image tag.")] = "sandmle-agent:latest",
+    extra_package: Annotated[
+        list[str], typer.Option("--extra-package", help="Extra pip package for the image.")
+    ] = [],  # noqa: B006
+) -> None:
+    """Build the Docker agent image (needs a Docker engine and `pip install 'sandmle[docker]'`)."""
+    from sandmle.harness.sandbox import build_image as build
+
+    typer.echo(build(tag, extra_package))
+
+
 def main() -> None:
     try:
         app()

@@ -108,3 +108,44 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     ci = (ROOT / ".ci/run").read_text()
     command = ci.strip().splitlines()[-1]
     assert command in readme, f"README does not show CI's test command {command!r}"
+
+
+def test_eval_runs_and_resumes(plant_dir: Path, tmp_path: Path) -> None:
+    args = [
+        "eval",
+        "synthetic",
+        "-T",
+        f"pack={plant_dir}",
+        "--model",
+        "mockllm/model",
+        "--solver",
+        "copy_sample_submission",
+        "--log-dir",
+        str(tmp_path / "logs"),
+    ]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    logs = sorted((tmp_path / "logs").glob("*.eval"))
+    assert len(logs) == 1
+    again = runner.invoke(app, args)  # eval_set: the finished run is reused, not repeated
+    assert again.exit_code == 0
+    assert sorted((tmp_path / "logs").glob("*.eval")) == logs
+
+
+def test_eval_rejects_bad_flag() -> None:
+    proc = _sandmle("eval", "synthetic", "--model", "mockllm/model", "-T", "nonsense")
+    assert proc.returncode == 2 and "expects key=value" in proc.stderr
+
+
+def test_build_image_without_engine_is_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent/docker.sock"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "sandmle.cli", "sandbox", "build-image"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1

@@ -30,6 +30,7 @@ def test_frames_hold_every_run_and_sample(log_dir: Path) -> None:
         "copy_sample_submission",
         "copy_answers",
         "toy_tree_search",
+        "trained_policy",
     }
     # 2 + 4 (two epochs) + 2 + 2 synthetic samples, 4 mini samples
     assert len(loaded.samples) == 14

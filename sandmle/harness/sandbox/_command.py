@@ -5,11 +5,12 @@ import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandmle.harness.layout import DATA_DIR, SUBMISSION_DIR, WORK_DIR
+
 from .limits import SandboxLimits
 
-WORK_DIR = "/home/agent"
-SUBMISSION_DIR = "/home/submission"
-DATA_DIR = "/home/data"
+__all__ = ["DATA_DIR", "SUBMISSION_DIR", "WORK_DIR"]  # re-exported for the sandbox modules
+
 TMP_DIR = "/tmp"
 
 SETPRIV = "/usr/bin/setpriv"

@@ -157,6 +157,9 @@ async def run_limited(
             stdin=PIPE if input is not None else DEVNULL, stdout=PIPE, stderr=PIPE,
             start_new_session=True, pass_fds=(info_write,),
         )  # fmt: skip
+    except BaseException:
+        os.close(info_read)
+        raise
     finally:
         os.close(info_write)
     out, err = _CappedBuffer(max_output), _CappedBuffer(max_output)
@@ -182,7 +185,7 @@ async def run_limited(
             if child_pid is not None:
                 await anyio.to_thread.run_sync(_wait_namespace_gone, child_pid)
     # A write that lands between two polls is caught here, after the exit.
-    if dir_size(watch_dirs) > disk_limit:
+    if await anyio.to_thread.run_sync(dir_size, watch_dirs) > disk_limit:
         state["disk_exceeded"] = True
     for buffer in (out, err):
         if buffer.overflowed:

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import override
 
 from sandmle.errors import SandmleError
+from sandmle.harness.layout import PUBLIC_DIR_METADATA_KEY
 
 from ._command import BASE_ENV, DATA_DIR, SUBMISSION_DIR, TMP_DIR, WORK_DIR, SampleDirs, bwrap_argv
 from ._files import read_host_file, resolve_host_path, write_host_file
@@ -43,9 +44,6 @@ from ._samples import (
     remove_sample_dirs,
 )
 from .limits import SandboxLimits
-
-PUBLIC_DIR_METADATA_KEY = "sandmle_public_dir"
-"""Sample metadata key naming the host dir to mount at /home/data for that sample."""
 
 BWRAP_INSTALL_HINT = "apt-get install -y bubblewrap"
 SYSTEM_PREFIXES = ("/usr/", "/bin/", "/lib")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import sandmle.benchmarks.mle_bench_lite.graders  # noqa: F401  (registers the graders)
+from sandmle.benchmarks.mle_bench_lite import thresholds
 from sandmle.benchmarks.mle_bench_lite.competitions import competition_source, get_competition
 from sandmle.harness.competition import Competition
 from sandmle.harness.grading import CompetitionReport, grade_csv
@@ -19,8 +20,10 @@ Grade = Callable[[Competition, str], CompetitionReport]
 
 @pytest.fixture(autouse=True)
 def _no_mlebench_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Thresholds come from the packaged table unless a test points at a checkout."""
+    """Thresholds come from the packaged table unless a test points at a checkout, even where
+    the real ``mlebench`` package happens to be installed."""
     monkeypatch.delenv("MLEBENCH_DIR", raising=False)
+    monkeypatch.setattr(thresholds, "_package_dir", lambda: None)
 
 
 def write_prepared(data_dir: Path, competition_id: str, answers: str) -> Path:

@@ -1,0 +1,76 @@
+"""``sandmle leaderboard``: serve the Streamlit app, or export a static HTML report.
+
+``sandmle leaderboard [LOG_DIR ...] [--port P]`` serves; ``sandmle leaderboard export LOG_DIR
+--out report.html`` exports. A click group cannot take a variadic positional next to its
+subcommands, so the group sends any first argument that is not a subcommand to ``serve``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+from typer.core import TyperGroup
+
+APP_FILE = Path(__file__).with_name("app.py")
+DEFAULT_PORT = 8501
+
+
+class DefaultToServe(TyperGroup):
+    """A group whose default subcommand is ``serve``: ``leaderboard DIR`` = ``leaderboard serve DIR``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        first = next(iter(args), None)
+        if first not in self.commands and first not in ("--help", "-h"):
+            args = ["serve", *args]
+        return super().parse_args(ctx, args)
+
+
+leaderboard_app = typer.Typer(
+    name="leaderboard",
+    cls=DefaultToServe,
+    help="Browse Inspect logs as a leaderboard (Streamlit), or export it as one HTML file.",
+    no_args_is_help=False,
+    add_completion=False,
+)
+
+
+def streamlit_command(log_dirs: list[Path], port: int, headless: bool = False) -> list[str]:
+    """The ``streamlit run`` command line serving the packaged app on ``log_dirs``."""
+    command = [sys.executable, "-m", "streamlit", "run", str(APP_FILE)]
+    command += ["--server.port", str(port), "--server.headless", str(headless).lower()]
+    return [*command, "--", *(str(d) for d in log_dirs)]
+
+
+@leaderboard_app.command()
+def serve(
+    log_dirs: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Dirs searched (recursively) for Inspect logs; default ./logs."),
+    ] = None,
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = DEFAULT_PORT,
+    headless: Annotated[bool, typer.Option(help="Do not open a browser.")] = False,
+) -> None:
+    """Serve the leaderboard app (the default: ``sandmle leaderboard DIR``)."""
+    dirs = log_dirs or [Path(os.environ.get("INSPECT_LOG_DIR", "logs"))]
+    result = subprocess.run(streamlit_command(dirs, port, headless), check=False)
+    raise typer.Exit(result.returncode)
+
+
+@leaderboard_app.command()
+def export(
+    log_dirs: Annotated[list[Path], typer.Argument(help="Dirs searched for Inspect logs.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")] = Path(
+        "leaderboard.html"
+    ),
+) -> None:
+    """Write the leaderboard, its table and charts, to one self-contained HTML file."""
+    from sandmle.leaderboard.export import export_html
+
+    path = export_html(log_dirs, out)
+    typer.echo(f"wrote {path}")

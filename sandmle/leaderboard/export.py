@@ -1,0 +1,93 @@
+"""The leaderboard as one self-contained HTML file (plotly.js inlined), to share without a server."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from sandmle.leaderboard import charts, tables
+from sandmle.leaderboard.logs import LoadedLogs, LogCache
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; font-size: 0.9rem; margin: 1rem 0; }
+th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; }
+th { background: #f3f5f7; } td:nth-child(-n+3) { text-align: left; }
+.note { color: #666; font-size: 0.85rem; }
+"""
+
+
+def _figure_html(fig: go.Figure, first: bool) -> str:
+    # plotly.js (about 4 MB) goes in once, with the first figure; the others reuse it.
+    return fig.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False})
+
+
+def _table_html(frame: pd.DataFrame) -> str:
+    return frame.to_html(index=False, escape=True, na_rep="–", float_format="{:.1f}".format)
+
+
+def report_figures(table: pd.DataFrame, samples: pd.DataFrame) -> list[go.Figure]:
+    """The figures of the report: bars, a heatmap per benchmark, competitions, training."""
+    figures = [charts.benchmark_bars(table, "any_medal")]
+    for benchmark in sorted(table["benchmark"].unique()):
+        fig = charts.scaffold_heatmap(table[table["benchmark"] == benchmark], "any_medal")
+        figures.append(fig.update_layout(title=f"Any medal %: models × scaffolds ({benchmark})"))
+    figures.append(charts.competition_heatmap(tables.competition_table(samples), "any_medal"))
+    curves = tables.training_curve_table(samples)
+    if not curves.empty:
+        figures.append(charts.training_curves(curves, "any_medal"))
+    return figures
+
+
+def _generalization_html(table: pd.DataFrame) -> list[str]:
+    parts = []
+    for benchmark in sorted(table["benchmark"].unique()):
+        gen = tables.generalization_table(table[table["benchmark"] == benchmark], "any_medal")
+        parts += [f"<h3>{html.escape(str(benchmark))}</h3>", _table_html(gen)]
+    return parts
+
+
+def report_html(loaded: LoadedLogs, log_dirs: Sequence[str | Path]) -> str:
+    """The whole report as one HTML page."""
+    table = tables.leaderboard_table(loaded.samples)
+    figures = report_figures(table, loaded.samples)
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    dirs = ", ".join(html.escape(str(d)) for d in log_dirs)
+    skipped = "".join(
+        f"<li>{html.escape(p)}: {html.escape(r)}</li>" for p, r in loaded.skipped.items()
+    )
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+        f"<title>sandmle leaderboard</title><style>{_STYLE}</style></head><body>",
+        "<h1>sandmle leaderboard</h1>",
+        f"<p class='note'>{len(loaded.runs)} logs from {dirs}; made {stamp}. Rates in % ± "
+        "standard error, pooled over logs and epochs; n = sample-epochs.</p>",
+        f"<details><summary>{len(loaded.skipped)} log(s) skipped</summary><ul>{skipped}</ul>"
+        "</details>"
+        if skipped
+        else "",
+        "<h2>Leaderboard</h2>",
+        _table_html(tables.display_table(table)),
+        "<h2>Charts</h2>",
+        *(_figure_html(fig, i == 0) for i, fig in enumerate(figures)),
+        "<h2>Drop from each model's best scaffold (any medal, points)</h2>",
+        *_generalization_html(table),
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def export_html(
+    log_dirs: Sequence[str | Path], out: str | Path, cache: LogCache | None = None
+) -> Path:
+    """Write the report of every log under ``log_dirs`` to ``out``; returns its path."""
+    loaded = (cache or LogCache()).load(log_dirs)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(report_html(loaded, log_dirs), encoding="utf-8")
+    return path

@@ -1,0 +1,130 @@
+"""AIRA-dojo's MCTS policy (facebookresearch/aira-dojo ``src/dojo/solvers/mcts/mcts.py``).
+
+The rules, restated: a blank root (``ROOT``) has the drafts as children. Each step walks from
+the root to a leaf, at each level taking the child with the highest UCT value
+``q_norm + uct_c * sqrt(ln N_parent / n_child)``, where ``q`` is the child's mean
+back-propagated metric (negated when lower is better) min-max normalised over every value seen
+so far (0.5 while they are all equal), and a child never visited scores -1e8. The leaf is
+expanded ``num_children`` times (draft under the root, improve elsewhere). A good child
+back-propagates its metric along the path; a buggy one enters a debug chain of up to
+``max_debug_depth`` debug steps, and the first fix back-propagates its metric through the
+buggy node and the chain. Unfixed chains are never visited again.
+
+AIRA normalises the signed ``q`` by the min/max of the raw metrics, which breaks for
+lower-is-better metrics; here both use the signed value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from sandmle.harness.search_tree import SearchNode
+from sandmle.scaffolds.search import Search
+from sandmle.scaffolds.search.journal import Journal
+
+ROOT = -1
+"""Id of the blank root node (not a solution, so not in the journal)."""
+UNVISITED = -1e8
+
+
+@dataclass
+class MctsStats:
+    """Visit counts and summed values per node, and the range of values seen."""
+
+    lower_is_better: bool
+    uct_c: float = 0.25
+    visits: dict[int, int] = field(default_factory=dict)
+    value: dict[int, float] = field(default_factory=dict)
+    low: float = math.inf
+    high: float = -math.inf
+
+    def signed(self, metric: float) -> float:
+        return -metric if self.lower_is_better else metric
+
+    def q(self, node_id: int) -> float:
+        """Mean signed value of a node; ``UNVISITED`` before its first visit."""
+        n = self.visits.get(node_id, 0)
+        return UNVISITED if n == 0 else self.value[node_id] / n
+
+    def normalised(self, q: float) -> float:
+        if self.high <= self.low:
+            return 0.5
+        return (q - self.low) / (self.high - self.low)
+
+    def uct(self, child: int, parent: int) -> float:
+        n = self.visits.get(child, 0)
+        if n == 0:
+            return UNVISITED
+        explore = math.sqrt(math.log(max(self.visits.get(parent, 1), 1)) / n)
+        return self.normalised(self.q(child)) + self.uct_c * explore
+
+    def backpropagate(self, path: list[int], metric: float) -> None:
+        """Add one visit and the metric's signed value to every node on ``path``."""
+        signed = self.signed(metric)
+        for node_id in path:
+            self.visits[node_id] = self.visits.get(node_id, 0) + 1
+            self.value[node_id] = self.value.get(node_id, 0.0) + signed
+        self.low, self.high = min(self.low, signed), max(self.high, signed)
+
+
+def tree_children(journal: Journal, node_id: int) -> list[int]:
+    """Children in the MCTS tree: the drafts under ``ROOT``, else the journal's children."""
+    if node_id == ROOT:
+        return [n.id for n in journal.drafts]
+    return [c.id for c in journal.children(journal.get(node_id))]
+
+
+def select_path(journal: Journal, stats: MctsStats) -> list[int]:
+    """Walk from the root to a leaf by UCT (the first of equal children wins)."""
+    path = [ROOT]
+    while children := tree_children(journal, path[-1]):
+        path.append(max(children, key=lambda c: stats.uct(c, path[-1])))
+    return path
+
+
+def annotate(journal: Journal, stats: MctsStats) -> None:
+    """Copy the visit counts and values into each node's ``extra`` for the log."""
+    for node in journal.nodes:
+        node.extra["visits"] = stats.visits.get(node.id, 0)
+        node.extra["value"] = stats.value.get(node.id, 0.0)
+
+
+async def debug_chain(
+    search: Search, buggy: SearchNode, max_debug_depth: int
+) -> tuple[list[int], float | None]:
+    """Debug ``buggy`` until fixed, out of depth or budget; the chain and the fixed metric."""
+    chain, node = [buggy.id], buggy
+    for _ in range(max_debug_depth):
+        if search.exhausted:
+            break
+        node = await search.expand("debug", [node])
+        chain.append(node.id)
+        if not node.is_bug and node.metric is not None:
+            return chain, node.metric
+        if search.journal.debug_depth(node) >= max_debug_depth:
+            break
+    return chain, None
+
+
+async def mcts_step(
+    search: Search, stats: MctsStats, num_children: int, max_debug_depth: int
+) -> None:
+    """Select a leaf, expand it ``num_children`` times, and back-propagate the results."""
+    path = select_path(search.journal, stats)
+    leaf = path[-1]
+    for _ in range(num_children):
+        if search.exhausted:
+            break
+        if leaf == ROOT:
+            child = await search.expand("draft", [])
+        else:
+            child = await search.expand("improve", [search.journal.get(leaf)])
+        if not child.is_bug and child.metric is not None:
+            stats.backpropagate(path + [child.id], child.metric)
+            continue
+        chain, fixed = await debug_chain(search, child, max_debug_depth)
+        if fixed is not None:
+            stats.backpropagate(path + chain, fixed)
+    annotate(search.journal, stats)
+    search.record()

@@ -1,0 +1,118 @@
+"""Inspect chat messages ↔ Hugging Face chat dicts, and tool calls out of raw policy text.
+
+Shared by the rollout model API (rendering prompts, parsing actions) and SFT (turning logged
+trajectories into chat data), so both see a conversation the same way. Tool calls use the
+Hermes/Qwen convention most open chat templates expect:
+``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from typing import Any
+
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
+from inspect_ai.tool import ToolCall, ToolInfo
+
+_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+
+
+def tool_schema(tool: ToolInfo) -> dict[str, Any]:
+    """An Inspect tool as the JSON schema chat templates render."""
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters.model_dump(exclude_none=True),
+        },
+    }
+
+
+def message_dict(message: ChatMessage) -> dict[str, Any]:
+    """One Inspect message as a chat-template dict (text only: the sandbox speaks text)."""
+    if isinstance(message, ChatMessageTool):
+        text = message.error.message if message.error else message.text
+        return {"role": "tool", "name": message.function or "", "content": text}
+    out: dict[str, Any] = {"role": message.role, "content": message.text}
+    if isinstance(message, ChatMessageAssistant) and message.tool_calls:
+        out["tool_calls"] = [
+            {"type": "function", "function": {"name": c.function, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    return out
+
+
+def chat_dicts(messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    return [message_dict(m) for m in messages]
+
+
+def parse_tool_calls(text: str) -> tuple[str, list[ToolCall]]:
+    """Split a policy turn into its visible text and its tool calls.
+
+    A block that is not ``{"name": str, "arguments": dict}`` JSON becomes a call with a
+    ``parse_error``, so the agent is told its call was malformed instead of being ignored.
+
+    >>> text, calls = parse_tool_calls('ok <tool_call>{"name": "bash", "arguments": {"cmd": "ls"}}</tool_call>')
+    >>> text, calls[0].function, calls[0].arguments
+    ('ok', 'bash', {'cmd': 'ls'})
+    >>> parse_tool_calls("<tool_call>{oops</tool_call>")[1][0].parse_error is not None
+    True
+    """
+    calls = [_tool_call(block) for block in _TOOL_CALL.findall(text)]
+    return _TOOL_CALL.sub("", text).strip(), calls
+
+
+def _tool_call(block: str) -> ToolCall:
+    call_id = f"call_{uuid.uuid4().hex[:12]}"
+    try:
+        data = json.loads(block)
+        name, arguments = data["name"], data.get("arguments", {})
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments)
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            raise TypeError("name must be a string and arguments an object")
+    except (ValueError, KeyError, TypeError) as exc:
+        error = f'malformed tool call ({exc}); write <tool_call>{{"name": ..., "arguments": {{...}}}}</tool_call>'
+        return ToolCall(id=call_id, function="", arguments={}, parse_error=error)
+    return ToolCall(id=call_id, function=name, arguments=arguments)
+
+
+def render(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+) -> str:
+    """The chat template's text for a conversation."""
+    return tokenizer.apply_chat_template(
+        messages, tools=tools or None, add_generation_prompt=add_generation_prompt, tokenize=False
+    )
+
+
+def continuation_text(
+    tokenizer: Any,
+    seen: list[dict[str, Any]],
+    now: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    ended_with_eos: bool,
+) -> str:
+    """What the environment appends after the policy's last turn: the template's text for the
+    new messages plus the next generation prompt.
+
+    The policy's raw tokens stay as sampled (token in, token out), so only this delta is
+    tokenized. When the turn was cut at the token cap, the delta also closes it with the
+    end-of-turn token, which then counts as an environment token.
+    """
+    before = render(tokenizer, seen, tools, add_generation_prompt=False)
+    after = render(tokenizer, now, tools, add_generation_prompt=True)
+    if not after.startswith(before):  # the template rewrote history; keep the common part
+        before = os.path.commonprefix([before, after])
+    end = tokenizer.eos_token or ""
+    cut = before.rfind(end) if end else -1
+    if cut < 0:
+        return after[len(before) :]
+    return after[cut + len(end) if ended_with_eos else cut :]
