@@ -109,6 +109,29 @@ def eval_command(
     raise typer.Exit(0 if ok else 1)
 
 
+def _mount_subapps() -> None:
+    from sandmle.benchmarks.synthetic.cli import synth_app
+
+    app.add_typer(synth_app, name="synth", help="Generate and check synthetic sandbox packs.")
+
+
+_mount_subapps()
+
+
+@app.command()
+def study(
+    config: Annotated[Path, typer.Argument(help="Study file, e.g. configs/study/cpu.yaml.")],
+) -> None:
+    """Run a models × scaffolds × benchmarks study (resumable), then write its report."""
+    from sandmle.study.config import load_study
+    from sandmle.study.runner import run_study
+
+    spec = load_study(config)
+    ok = run_study(spec)
+    typer.echo(f"logs: {spec.resolved_log_dir()}")
+    raise typer.Exit(0 if ok else 1)
+
+
 sandbox_app = typer.Typer(help="Agent sandboxes.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
 

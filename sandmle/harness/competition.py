@@ -25,7 +25,7 @@ PRIVATE_DIR = Path("prepared/private")
 
 
 class Thresholds(BaseModel):
-    """Milestone scores, in the metric's own units."""
+    """Milestone scores, in the metric's own units; all four NaN means unknown (no medals)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -178,8 +178,10 @@ def _check_thresholds_order(config: CompetitionConfig, source: str) -> None:
     if t is None:
         return
     values = [t.gold, t.silver, t.bronze, t.median]
+    if all(math.isnan(v) for v in values):
+        return  # milestones unknown (no leaderboard exists): graded, never medalled
     if any(math.isnan(v) for v in values):
-        raise CompetitionError(f"{source}: thresholds must be numbers, not NaN")
+        raise CompetitionError(f"{source}: thresholds must all be numbers, or all NaN (unknown)")
     lower = metric_direction(config)
     ordered = t.gold <= t.silver <= t.bronze if lower else t.gold >= t.silver >= t.bronze
     if not ordered:

@@ -43,14 +43,14 @@ def _ours(name: str, args: dict[str, Any]) -> Any | None:
     return factory(**args) if callable(factory) else None
 
 
-def _task(benchmark: str, task_args: dict[str, Any]) -> Any:
+def build_task(benchmark: str, task_args: dict[str, Any]) -> Any:
     task = _ours(benchmark, task_args)
     if task is None:
         raise SandmleError(f"unknown benchmark {benchmark!r}; for other tasks use `inspect eval`")
     return task
 
 
-def _solver(name: str | None, solver_args: dict[str, Any]) -> Any:
+def build_solver(name: str | None, solver_args: dict[str, Any]) -> Any:
     if name is None:
         return None
     from inspect_ai.solver import SolverSpec
@@ -77,10 +77,10 @@ def run_eval(
     from inspect_ai import eval_set
 
     success, _ = eval_set(
-        tasks=_task(benchmark, task_args),
+        tasks=build_task(benchmark, task_args),
         model=model,
         model_args=model_args,
-        solver=_solver(solver, solver_args),
+        solver=build_solver(solver, solver_args),
         log_dir=str(log_dir),
         limit=limit,
         epochs=epochs,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from datetime import date
+from pathlib import PurePath
 
 import pandas as pd
 import streamlit as st
@@ -131,9 +132,10 @@ def training_tab(samples: pd.DataFrame) -> None:
 
 def _sample_label(row: pd.Series) -> str:
     flags = "medal" if row["any_medal"] else ("valid" if row["valid_submission"] else "invalid")
+    run = PurePath(row["log"]).stem.rsplit("_", 1)[-1][:8]  # the task id: tells logs apart
     return (
         f"{row['model']} · {row['scaffold']} · {row['competition_id']} · "
-        f"epoch {row['epoch']} · {flags}"
+        f"epoch {row['epoch']} · {flags} · {run}"
     )
 
 
@@ -141,9 +143,10 @@ def sample_tab(samples: pd.DataFrame) -> None:
     if samples.empty:
         st.info("No samples match the filters.")
         return
-    labels = {i: _sample_label(row) for i, row in samples.iterrows()}
-    chosen = st.selectbox("Sample", list(labels), format_func=labels.get, key="sample")
-    row = samples.loc[chosen]
+    # Labels as options (not indices) keep the choice stable when the filters change.
+    labels = {_sample_label(row): i for i, row in samples.iterrows()}
+    chosen = st.selectbox("Sample", list(labels), key="sample")
+    row = samples.loc[labels[chosen]]
     sample = read_sample(row["log"], row["sample_id"], int(row["epoch"]))
     st.caption(f"log: {row['log']}")
     with st.expander("Grading report", expanded=True):

@@ -104,6 +104,7 @@ class Population:
 
     def migrate(self, rng: Random) -> None:
         """Reset the weaker half of the islands from individuals of the stronger half."""
+
         def strength(i: int) -> float:
             island = self.islands[i]
             return self.normalised(self._best(island).metric) if island else -1.0

@@ -110,7 +110,9 @@ class AiraPrompter:
                 task_part(self.task),
                 memory_part(memory_text(drafts)),
                 self._data(),
-                self._rules(self._tier(len(drafts)), "Consider a DIFFERENT aspect than the memory."),
+                self._rules(
+                    self._tier(len(drafts)), "Consider a DIFFERENT aspect than the memory."
+                ),
             ],
         )
 

@@ -23,8 +23,9 @@ from inspect_ai.model import (
     get_model,
 )
 
+import sandmle.harness.sandbox.bwrap as bwrap_module
 from sandmle.benchmarks.synthetic.task import synthetic
-from sandmle.harness.sandbox._samples import default_base_dir
+from sandmle.harness.sandbox._samples import uid_pids
 
 from ..conftest import FIXTURES
 
@@ -117,6 +118,15 @@ def red_team_log(tmp_path_factory: pytest.TempPathFactory):
     plant_dir = tmp_path / "pack" / "plant-watering"
     os.environ["SANDMLE_TEST_SECRET"] = SECRET
     listener = _Listener()
+    # Record this eval's sandboxes (other evals may share the machine's base dir).
+    created: list = []
+    original = bwrap_module.create_sample_dirs
+
+    def recording(base: Path) -> object:
+        created.append(original(base))
+        return created[-1]
+
+    bwrap_module.create_sample_dirs = recording
     attacks = _attacks(
         plant_dir / "prepared/private/answers.csv", plant_dir / "prepared/public", listener.port
     )
@@ -136,11 +146,12 @@ def red_team_log(tmp_path_factory: pytest.TempPathFactory):
     finally:
         listener.close()
         del os.environ["SANDMLE_TEST_SECRET"]
-    return logs[0], listener, plant_dir, attacks
+        bwrap_module.create_sample_dirs = original
+    return logs[0], listener, plant_dir, attacks, created
 
 
 def test_every_attack_fails_and_the_eval_completes(red_team_log: tuple) -> None:
-    log, listener, plant_dir, attacks = red_team_log
+    log, listener, plant_dir, attacks, _ = red_team_log
     assert log.status == "success", log.error
     outputs = _tool_outputs(log, "plant-watering")
     assert len(outputs) == len(attacks) + 1  # every attack ran, then submit
@@ -163,7 +174,7 @@ def test_every_attack_fails_and_the_eval_completes(red_team_log: tuple) -> None:
 
 
 def test_limits_hold_and_other_sample_is_graded(red_team_log: tuple) -> None:
-    log, _, _, attacks = red_team_log
+    log, _, _, attacks, _ = red_team_log
     outputs = dict(zip(attacks, _tool_outputs(log, "plant-watering"), strict=False))
     assert "disk quota" in outputs[attacks[8]]
     assert "forkbomb-ended" in outputs[attacks[10]] or "timed out" in outputs[attacks[10]].lower()
@@ -175,14 +186,7 @@ def test_limits_hold_and_other_sample_is_graded(red_team_log: tuple) -> None:
 
 
 def test_no_stray_processes_or_dirs(red_team_log: tuple) -> None:
-    base = default_base_dir()
-    leftovers = list(base.iterdir()) if base.is_dir() else []
-    assert leftovers == []
-    uids = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            uid_line = next(ln for ln in status.read_text().splitlines() if ln.startswith("Uid:"))
-        except (OSError, StopIteration):
-            continue
-        uids.append(int(uid_line.split()[1]))
-    assert not [u for u in uids if u >= 2_000_000_000]
+    created = red_team_log[-1]
+    assert len(created) == 2  # one sandbox per sample
+    assert not [d.root for d in created if d.root.exists()]
+    assert not [d.uid for d in created if uid_pids(d.uid)]

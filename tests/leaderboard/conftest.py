@@ -106,10 +106,8 @@ def mini(pack_dir: Path):
     return competition_task([comp], name="mini", metadata={"benchmark": "mini"})
 
 
-@pytest.fixture(scope="session")
-def log_dir(tmp_path_factory: pytest.TempPathFactory, pack_dir: Path) -> Path:
+def make_logs(logs: Path, pack_dir: Path) -> Path:
     """Logs of real offline evals; model-a's synthetic run is split over two logs to pool."""
-    logs = tmp_path_factory.mktemp("logs")
     pack = str(pack_dir)
     _run(synthetic(pack=pack), MODELS[0], copy_sample_submission(), logs)
     _run(synthetic(pack=pack, epochs=2), MODELS[0], copy_sample_submission(), logs)
@@ -120,6 +118,11 @@ def log_dir(tmp_path_factory: pytest.TempPathFactory, pack_dir: Path) -> Path:
     for checkpoint in CHECKPOINTS:
         _run(mini(pack_dir), checkpoint, trained_policy(), logs / "training")
     return logs
+
+
+@pytest.fixture(scope="session")
+def log_dir(tmp_path_factory: pytest.TempPathFactory, pack_dir: Path) -> Path:
+    return make_logs(tmp_path_factory.mktemp("logs"), pack_dir)
 
 
 @pytest.fixture

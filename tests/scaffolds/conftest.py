@@ -101,7 +101,9 @@ class ScriptedModel:
         self.operators.append(operator)
         output = self._answer(operator, prompt)
         # usage given, so mockllm does not count tokens with tiktoken (a download)
-        output.usage = ModelUsage(input_tokens=len(prompt) // 4, output_tokens=10, total_tokens=len(prompt) // 4 + 10)
+        output.usage = ModelUsage(
+            input_tokens=len(prompt) // 4, output_tokens=10, total_tokens=len(prompt) // 4 + 10
+        )
         return output
 
     def _answer(self, operator: str | None, prompt: str) -> ModelOutput:

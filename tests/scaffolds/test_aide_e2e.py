@@ -7,7 +7,9 @@ def test_aide_tree_has_draft_debug_improve_and_valid_submission(pack_dir, run_ev
     model = ScriptedModel(
         replies={"draft": [reply(BROKEN_SCRIPT), good(0.7)], "improve": [good(0.9, alpha=0.5)]}
     )
-    log = run_eval(aide(steps=5, num_drafts=2, debug_prob=1.0), model, pack_dir, tasks="plant-watering")
+    log = run_eval(
+        aide(steps=5, num_drafts=2, debug_prob=1.0), model, pack_dir, tasks="plant-watering"
+    )
     assert log.status == "success"
     [sample] = log.samples
     nodes = sample.store[STORE_KEY]

@@ -109,7 +109,7 @@ def probabilities(frame: pd.DataFrame) -> np.ndarray:
 
 def require_class_labels(series: pd.Series) -> None:
     """Whole-number class labels: no text, no NaN, no fractions (2.0 counts as 2)."""
-    if series.dtype == object:
+    if not pd.api.types.is_numeric_dtype(series.dtype):  # booleans count as numbers
         raise InvalidSubmission(f"column {series.name!r} holds text, not class labels")
     values = series.to_numpy(np.float64)
     if np.isnan(values).any():

@@ -1,0 +1,58 @@
+"""``sandmle/react``: a ReAct tool loop, the agent MLE-bench's Inspect port runs.
+
+Inspect's ``react()`` agent with the harness tools (bash, python, ``validate_submission``) and
+a ``submit`` tool that ends the run once ``submission.csv`` is written. The model is nudged
+to go on when it replies without a tool call, and old turns are trimmed when the context
+overflows, so long runs end by the sample's limits rather than an error.
+"""
+
+from __future__ import annotations
+
+from inspect_ai.agent import AgentPrompt, AgentSubmit, as_solver
+from inspect_ai.agent import react as react_agent
+from inspect_ai.solver import Solver, solver
+
+from sandmle.harness.layout import SUBMISSION_PATH
+from sandmle.harness.solvers import guard
+from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT, agent_tools
+
+INSTRUCTIONS = f"""You are an expert machine-learning engineer solving a Kaggle-style task \
+on your own. Work step by step: look at the data, write and run code with the tools, \
+check your validation score, and improve your solution while time allows. Write your final \
+predictions to `{SUBMISSION_PATH}` and check its format with `validate_submission` before \
+you finish. There is no human to ask: make reasonable decisions yourself."""
+SUBMIT_DESCRIPTION = (
+    f"Call this once {SUBMISSION_PATH} holds your final predictions; it ends your work. "
+    "Pass a one-line summary of your solution as the answer."
+)
+CONTINUE_PROMPT = (
+    "Please continue working on the task with your tools. When "
+    f"{SUBMISSION_PATH} holds your final predictions, call `submit`."
+)
+
+
+@solver
+def react(
+    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
+    score_feedback: bool = False,
+    attempts: int = 1,
+) -> Solver:
+    """A ReAct agent with bash, python, ``validate_submission`` and ``submit``.
+
+    Args:
+        command_timeout: Seconds per bash/python call.
+        score_feedback: Let ``validate_submission`` reveal the score (training only).
+        attempts: Submissions allowed (each after the first follows an incorrect one; the
+            medal scorer grades the file, so 1 is the norm).
+    """
+    agent = react_agent(
+        name="mle_engineer",
+        description="Solves a machine-learning engineering task in a sandbox.",
+        prompt=AgentPrompt(instructions=INSTRUCTIONS),
+        tools=agent_tools(command_timeout, score_feedback),
+        attempts=attempts,
+        submit=AgentSubmit(name="submit", description=SUBMIT_DESCRIPTION),
+        on_continue=CONTINUE_PROMPT,
+        truncation="auto",
+    )
+    return guard(as_solver(agent))

@@ -1,0 +1,1 @@
+"""Studies: models × scaffolds × benchmarks through Inspect's eval_set, and the demo."""

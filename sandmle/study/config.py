@@ -1,0 +1,93 @@
+"""The schema of a study file (``configs/study/<name>.yaml``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sandmle.errors import SandmleError
+
+
+class ModelEntry(BaseModel):
+    """One model (checkpoint) of the study."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    """Inspect model string, e.g. ``vllm/checkpoints/grpo-step-200`` or ``sandmle/heuristic``."""
+    model_args: dict[str, Any] = Field(default_factory=dict)
+    """Model arguments (``-M``)."""
+
+
+class ScaffoldEntry(BaseModel):
+    """One scaffold (solver) of the study."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    solver: str
+    """A sandmle scaffold (react, aide, aira_greedy, aira_mcts, aira_evo) or any Inspect solver."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Solver arguments (``-S``)."""
+
+
+class BenchmarkEntry(BaseModel):
+    """One benchmark of the study."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    """A sandmle task: synthetic, mle_bench_lite, mle_bench, mle_dojo."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Task arguments (``-T``), e.g. ``pack`` or ``data_dir``."""
+
+
+class StudyConfig(BaseModel):
+    """A cross-scaffold generalization study."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    """Study name; names the default log dir."""
+    models: list[ModelEntry] = Field(min_length=1)
+    """Models to compare."""
+    scaffolds: list[ScaffoldEntry] = Field(min_length=1)
+    """Scaffolds each model runs under."""
+    benchmarks: list[BenchmarkEntry] = Field(min_length=1)
+    """Benchmarks each (model, scaffold) is judged on."""
+    log_dir: str | None = None
+    """Where logs go (default ``logs/study-<name>``); rerunning resumes there."""
+    epochs: int = Field(default=1, ge=1)
+    """Runs per sample."""
+    limit: int | None = None
+    """Only the first N samples of each benchmark."""
+    sandbox: Literal["bwrap", "docker", "local"] = "bwrap"
+    """Sandbox for every benchmark (a benchmark's own ``args.sandbox`` wins)."""
+    max_samples: int | None = None
+    """Samples run at once per task."""
+    max_tasks: int | None = None
+    """Tasks (cells of the matrix) run at once."""
+    retry_attempts: int = 3
+    """How often eval_set retries failed work within one invocation."""
+
+    def resolved_log_dir(self) -> Path:
+        return Path(self.log_dir or f"logs/study-{self.name}")
+
+
+def load_study(path: str | Path) -> StudyConfig:
+    """Read and validate a study file; one-line errors for bad input."""
+    p = Path(path)
+    if not p.is_file():
+        raise SandmleError(f"{p}: study file does not exist")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise SandmleError(f"{p}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    try:
+        return StudyConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or "study"
+        raise SandmleError(f"{p}: {where}: {err['msg']}") from None

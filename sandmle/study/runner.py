@@ -1,0 +1,46 @@
+"""Run a study matrix through Inspect's ``eval_set``, so an interrupted study resumes.
+
+``eval_set`` pairs each (benchmark, scaffold, model) cell with its log by an identifier that
+covers the task, its args, the solver and the model; run again on the same log dir, finished
+cells are kept, interrupted ones resume at the sample level, and nothing runs twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sandmle.harness.run import build_solver, build_task
+from sandmle.study.config import StudyConfig
+
+
+def study_tasks(study: StudyConfig) -> list[Any]:
+    """One Inspect task per (benchmark, scaffold), each with its solver fixed."""
+    from inspect_ai import task_with
+
+    tasks = []
+    for bench in study.benchmarks:
+        for scaffold in study.scaffolds:
+            args = {"sandbox": study.sandbox, **bench.args}
+            task = build_task(bench.task, args)
+            tasks.append(task_with(task, solver=build_solver(scaffold.solver, scaffold.args)))
+    return tasks
+
+
+def run_study(study: StudyConfig, display: str | None = None) -> bool:
+    """Run (or resume) every cell; True when all of them finished successfully."""
+    from inspect_ai import eval_set
+    from inspect_ai.model import get_model
+
+    models = [get_model(m.model, **m.model_args) for m in study.models]
+    success, _ = eval_set(
+        tasks=study_tasks(study),
+        model=models,
+        log_dir=str(study.resolved_log_dir()),
+        epochs=study.epochs,
+        limit=study.limit,
+        max_samples=study.max_samples,
+        max_tasks=study.max_tasks,
+        retry_attempts=study.retry_attempts,
+        display=display,  # type: ignore[arg-type]
+    )
+    return bool(success)

@@ -1,0 +1,88 @@
+"""Checkpoints are plain Hugging Face model folders plus ``sandmle_checkpoint.json``.
+
+``inspect eval --model hf/<dir>`` or ``vllm/<dir>`` loads one as is (weights, tokenizer with
+its chat template, generation config); the leaderboard reads the step, run and reward from the
+metadata file (its schema is ``sandmle.leaderboard.checkpoints.CheckpointInfo``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from sandmle.leaderboard.checkpoints import METADATA_FILE, CheckpointInfo
+
+CHECKPOINT_PREFIX = "checkpoint"
+
+
+def checkpoint_dir(output_dir: str | Path, step: int) -> Path:
+    """Where Trainer saves step ``step`` (and where the leaderboard finds the step in the name)."""
+    return Path(output_dir) / f"{CHECKPOINT_PREFIX}-{step}"
+
+
+def write_metadata(folder: Path, info: CheckpointInfo) -> Path:
+    path = folder / METADATA_FILE
+    path.write_text(json.dumps(info.model_dump(exclude_none=True), indent=2) + "\n")
+    return path
+
+
+def ensure_generation_config(folder: Path, model: Any) -> None:
+    """Inspect's hf/vllm providers read sampling defaults and stop tokens from it."""
+    if (folder / "generation_config.json").is_file():
+        return
+    generation_config = getattr(model, "generation_config", None)
+    if generation_config is not None:
+        generation_config.save_pretrained(folder)
+
+
+def save_checkpoint(trainer: Any, folder: Path, info: CheckpointInfo) -> Path:
+    """Save the trainer's model, tokenizer and generation config, then the metadata."""
+    trainer.save_model(str(folder))
+    if trainer.is_world_process_zero():
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        ensure_generation_config(folder, model)
+        write_metadata(folder, info)
+    return folder
+
+
+class CheckpointMetadata(TrainerCallback):
+    """Writes ``sandmle_checkpoint.json`` (and a generation config) into every saved checkpoint."""
+
+    def __init__(self, base_model: str, pack: str | None, run: str | None):
+        self.base_model, self.pack, self.run = base_model, pack, run
+        self.reward: float | None = None
+
+    def info(self, step: int) -> CheckpointInfo:
+        return CheckpointInfo(
+            base_model=self.base_model, step=step, pack=self.pack, reward=self.reward, run=self.run
+        )
+
+    def on_log(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        logs: dict[str, float] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        reward = (logs or {}).get("reward")
+        if reward is not None and not math.isnan(reward):
+            self.reward = float(reward)
+
+    def on_save(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        **kwargs: Any,
+    ) -> None:
+        if not state.is_world_process_zero:
+            return
+        folder = checkpoint_dir(args.output_dir, state.global_step)
+        if folder.is_dir():
+            ensure_generation_config(folder, kwargs.get("model"))
+            write_metadata(folder, self.info(state.global_step))

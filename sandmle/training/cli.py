@@ -1,0 +1,65 @@
+"""``sandmle train``: ``grpo --config FILE`` and ``sft --config FILE``.
+
+Heavy imports (torch, trl) happen inside the commands, so mounting this app costs nothing.
+Under ``accelerate launch`` every process runs the same command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+train_app = typer.Typer(help="Train policies: GRPO on synthetic sandboxes, or SFT from logs.")
+
+ConfigOption = Annotated[Path, typer.Option("--config", "-c", help="YAML run file.")]
+OutputOption = Annotated[
+    Path | None, typer.Option("--output-dir", "-o", help="Override training.output_dir.")
+]
+StepsOption = Annotated[int | None, typer.Option("--max-steps", help="Override training.max_steps.")]
+
+
+def _overrides(output_dir: Path | None, max_steps: int | None) -> dict:
+    out: dict = {}
+    if output_dir is not None:
+        out["output_dir"] = str(output_dir)
+    if max_steps is not None:
+        out["max_steps"] = max_steps
+    return out
+
+
+@train_app.command()
+def grpo(
+    config: ConfigOption,
+    output_dir: OutputOption = None,
+    max_steps: StepsOption = None,
+    pack: Annotated[str | None, typer.Option(help="Override rollout.pack.")] = None,
+) -> None:
+    """Trajectory-wise GRPO: Inspect episodes in the sandboxes, rewarded by the medal scorer."""
+    from sandmle.training.grpo import load_grpo_config, train_grpo
+
+    settings = load_grpo_config(config, **_overrides(output_dir, max_steps))
+    if pack is not None:
+        settings.rollout = settings.rollout.model_copy(update={"pack": pack})
+    folder = train_grpo(settings)
+    typer.echo(f"final checkpoint: {folder}")
+
+
+@train_app.command()
+def sft(
+    config: ConfigOption,
+    output_dir: OutputOption = None,
+    max_steps: StepsOption = None,
+    logs: Annotated[
+        list[str] | None, typer.Option("--logs", help="Override logs (repeatable).")
+    ] = None,
+) -> None:
+    """Supervised fine-tuning on kept trajectories from Inspect logs."""
+    from sandmle.training.sft import load_sft_run, train_sft
+
+    run = load_sft_run(config)
+    if logs:
+        run = run.model_copy(update={"logs": logs})
+    folder = train_sft(run, **_overrides(output_dir, max_steps))
+    typer.echo(f"model: {folder}")

@@ -1,0 +1,211 @@
+"""Trajectory-wise GRPO with TRL's ``GRPOTrainer``: config, YAML loader and trainer wiring.
+
+Each dataset row is a task id; TRL repeats it ``num_generations`` times and hands the slice to
+``rollout_func``, which runs every rollout as a full Inspect episode (see ``rollouts``). The
+reward is the medal scorer's verdict (see ``rewards``); advantages are per trajectory and
+only the policy's tokens carry loss (``env_mask``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from trl import GRPOConfig, GRPOTrainer
+
+from sandmle.errors import SandmleError
+from sandmle.training.checkpoints import CheckpointMetadata, checkpoint_dir, save_checkpoint
+from sandmle.training.generators import TransformersGenerator, VLLMGenerator
+from sandmle.training.policy_api import PolicySession
+from sandmle.training.rewards import RewardSettings, reward_functions
+from sandmle.training.rollouts import (
+    EpisodeResult,
+    RolloutSettings,
+    RolloutTimer,
+    run_episodes,
+    trl_batch,
+)
+from sandmle.training.tiny import TINY_MODEL, build_tiny_model
+
+
+@dataclass
+class SandmleGRPOConfig(GRPOConfig):
+    """TRL's ``GRPOConfig`` plus what sandmle needs: the model, the episodes and the reward."""
+
+    model_name_or_path: str = field(
+        default=TINY_MODEL,
+        metadata={"help": "Model id or local folder; 'tiny' builds a tiny local Qwen2 model."},
+    )
+    rollout: RolloutSettings = field(
+        default_factory=RolloutSettings, metadata={"help": "How episodes run."}
+    )
+    reward: RewardSettings = field(
+        default_factory=RewardSettings, metadata={"help": "Dense or sparse reward, weights, tiers."}
+    )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rollout, dict):
+            self.rollout = RolloutSettings.model_validate(self.rollout)
+        if isinstance(self.reward, dict):
+            self.reward = RewardSettings.model_validate(self.reward)
+        self.reward_weights = reward_functions(self.reward)[1]
+        super().__post_init__()
+        if self.use_vllm and self.vllm_mode == "colocate" and self.vllm_tensor_parallel_size > 1:
+            raise ValueError(
+                "vllm_tensor_parallel_size > 1 with vllm_mode='colocate' is not supported by the "
+                "per-episode sampler; use vllm_mode='server' (trl vllm-serve) for tensor parallelism."
+            )
+
+    def to_dict(self) -> dict[str, Any]:  # logged by reporters as JSON
+        data = super().to_dict()
+        data["rollout"] = self.rollout.model_dump()
+        data["reward"] = self.reward.model_dump()
+        return data
+
+
+class GRPORunFile(BaseModel):
+    """A ``configs/train/*.yaml`` file for ``sandmle train grpo``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = TINY_MODEL
+    """Model id or local folder ('tiny': a tiny local model, for CPU runs)."""
+    rollout: RolloutSettings = Field(default_factory=RolloutSettings)
+    """How episodes run."""
+    reward: RewardSettings = Field(default_factory=RewardSettings)
+    """The reward."""
+    training: dict[str, Any] = Field(default_factory=dict)
+    """Any ``trl.GRPOConfig`` field (num_generations, learning_rate, epsilon_high, beta, ...)."""
+
+
+def load_grpo_config(path: str | Path, **overrides: Any) -> SandmleGRPOConfig:
+    """Read a YAML run file; ``overrides`` replace ``training`` fields (e.g. output_dir)."""
+    data = _read_yaml(Path(path))
+    try:
+        run = GRPORunFile.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise SandmleError(f"{path}: {where}: {err['msg']}") from None
+    training = {**run.training, **overrides}
+    try:
+        return SandmleGRPOConfig(
+            model_name_or_path=run.model, rollout=run.rollout, reward=run.reward, **training
+        )
+    except TypeError as exc:  # an unknown GRPOConfig field
+        raise SandmleError(f"{path}: training: {exc}") from None
+    except ValueError as exc:
+        raise SandmleError(f"{path}: {exc}") from None
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SandmleError(f"{path}: cannot read config ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise SandmleError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise SandmleError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def resolve_model(config: SandmleGRPOConfig) -> str:
+    """The model to load: 'tiny' is built once into ``<output_dir>/tiny-model``."""
+    if config.model_name_or_path != TINY_MODEL:
+        return config.model_name_or_path
+    folder = Path(config.output_dir) / "tiny-model"
+    if not (folder / "config.json").is_file():
+        build_tiny_model(folder)
+    return str(folder)
+
+
+def task_ids(settings: RolloutSettings) -> list[str]:
+    """The tasks to train on: the configured ones, else every task of the pack."""
+    from sandmle.benchmarks.synthetic.packs import builtin_pack_dir
+    from sandmle.harness.pack import load_pack
+
+    pack = load_pack(settings.pack or builtin_pack_dir(), settings.tasks)
+    return [c.id for c in pack.competitions]
+
+
+def rollout_function(settings: RolloutSettings, log_root: Path):
+    """TRL's ``rollout_func``: one Inspect episode per prompt (a task id)."""
+
+    def rollout(prompts: list[Any], trainer: GRPOTrainer) -> dict[str, list]:
+        tokenizer = trainer.processing_class
+        timer = RolloutTimer(_generator(trainer))
+        session = PolicySession(
+            timer, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens
+        )
+        step = trainer.state.global_step
+        log_dir = log_root / f"step-{step:06d}" / f"rank-{trainer.accelerator.process_index}"
+        start = time.perf_counter()
+        results = run_episodes([str(p) for p in prompts], session, settings, log_dir)
+        _log_metrics(trainer, results, time.perf_counter() - start, timer)
+        return trl_batch(results, tokenizer)
+
+    return rollout
+
+
+def _generator(trainer: GRPOTrainer) -> Any:
+    if trainer.args.use_vllm:
+        return VLLMGenerator(trainer)
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    args = trainer.args
+    return TransformersGenerator(model, trainer.processing_class, args.temperature, args.top_p)
+
+
+def _log_metrics(
+    trainer: GRPOTrainer, results: list[EpisodeResult], wall: float, timer: RolloutTimer
+) -> None:
+    """Rollout timings and counts, averaged into TRL's logs like its own metrics."""
+    metrics = trainer._metrics["train"]  # TRL's per-step metric buffer
+    metrics["rollout/seconds"].append(wall)
+    metrics["rollout/generation_seconds"].append(timer.seconds)
+    metrics["rollout/environment_seconds"].append(max(wall - timer.seconds, 0.0))
+    metrics["rollout/env_steps"].append(sum(r.env_steps for r in results) / max(len(results), 1))
+    metrics["rollout/turns"].append(timer.calls / max(len(results), 1))
+    metrics["rollout/errors"].append(sum(r.error is not None for r in results))
+    metrics["rollout/truncated"].append(sum(r.episode.truncated for r in results))
+
+
+def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> GRPOTrainer:
+    """A ``GRPOTrainer`` wired to Inspect episodes, the reward functions and checkpoint metadata."""
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+
+    model = resolve_model(config)
+    tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    log_root = Path(config.rollout.log_dir or Path(config.output_dir) / "rollouts")
+    metadata = CheckpointMetadata(
+        base_model=config.model_name_or_path,
+        pack=config.rollout.pack or "builtin",
+        run=config.run_name,
+    )
+    return GRPOTrainer(
+        model=model,
+        reward_funcs=reward_functions(config.reward)[0],
+        args=config,
+        train_dataset=Dataset.from_dict({"prompt": task_ids(config.rollout)}),
+        processing_class=tokenizer,
+        rollout_func=rollout_function(config.rollout, log_root),
+        callbacks=[metadata, *(callbacks or [])],
+    )
+
+
+def train_grpo(config: SandmleGRPOConfig) -> Path:
+    """Train, then save the final checkpoint; returns its folder."""
+    trainer = build_trainer(config)
+    trainer.train()
+    step = trainer.state.global_step
+    metadata = next(
+        c for c in trainer.callback_handler.callbacks if isinstance(c, CheckpointMetadata)
+    )
+    return save_checkpoint(trainer, checkpoint_dir(config.output_dir, step), metadata.info(step))

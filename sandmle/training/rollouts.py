@@ -1,0 +1,194 @@
+"""Episodes for GRPO, run through Inspect: the synthetic task's sandbox, tools and medal scorer.
+
+``rollout_func`` gets one prompt (a task id) per rollout, runs all of them as one Inspect
+eval with the policy behind ``PolicyAPI``, and hands TRL each episode's tokens: the first
+prompt as ``prompt_ids``, every later token as ``completion_ids`` with ``env_mask`` 1 on the
+policy's tokens and 0 on the environment's, and the scorer's ``Score.value`` as ``medal`` for
+the reward functions. The eval logs stay on disk (one folder per step): they are the
+trajectories SFT and the leaderboard read.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task_with
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import MemoryDataset
+from inspect_ai.model import GenerateConfig, Model
+from inspect_ai.solver import Generate, Solver, TaskState, basic_agent, solver
+from inspect_ai.util import store
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandmle.benchmarks.synthetic.task import synthetic
+from sandmle.harness.solvers import guard
+from sandmle.harness.task import SandboxType
+from sandmle.harness.tools import agent_tools
+from sandmle.training.policy_api import EPISODE_KEY, Episode, Generator, PolicyAPI, PolicySession
+
+SCORER = "medal_scorer"
+
+
+class RolloutSettings(BaseModel):
+    """How episodes run (YAML ``rollout:``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pack: str | None = None
+    """Pack folder; the built-in pack when omitted."""
+    tasks: list[str] | None = None
+    """Task ids to train on; every task of the pack when omitted."""
+    sandbox: SandboxType = "bwrap"
+    """Sandbox per episode, as in evaluation."""
+    parallel_sandboxes: int = Field(default=8, ge=1)
+    """Episodes (hence sandboxes) running at once, per process."""
+    max_turns: int = Field(default=30, ge=1)
+    """Policy turns per episode."""
+    time_limit: int = Field(default=1800, ge=1)
+    """Wall-clock seconds per episode."""
+    command_timeout: int = Field(default=120, ge=1)
+    """Seconds per bash/python call."""
+    memory_mb: int = 8192
+    """Memory cap per sandbox process."""
+    max_turn_tokens: int = Field(default=2048, ge=1)
+    """Tokens the policy may sample per turn."""
+    max_episode_tokens: int = Field(default=32768, ge=16)
+    """Prompt plus every turn; the episode ends when it is reached."""
+    score_feedback: bool = True
+    """``validate_submission`` also tells the score and milestone (SandMLE's training signal)."""
+    log_dir: str | None = None
+    """Where episode logs go; ``<output_dir>/rollouts`` when omitted."""
+
+
+@dataclass
+class EpisodeResult:
+    """One finished episode: its tokens and its grade."""
+
+    task_id: str
+    episode: Episode
+    medal: dict[str, float] = field(default_factory=dict)
+    env_steps: int = 0
+    error: str | None = None
+
+
+@solver
+def episode_setup() -> Solver:
+    """Name the episode in the sample's store, so the policy API files its tokens under it."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        store().set(EPISODE_KEY, str(state.sample_id))
+        return state
+
+    return solve
+
+
+def training_agent(settings: RolloutSettings) -> Solver:
+    """The harness's tool loop and tools, with score feedback for training."""
+    tools = agent_tools(settings.command_timeout, score_feedback=settings.score_feedback)
+    return guard(basic_agent(tools=tools, max_attempts=1))
+
+
+def training_task(settings: RolloutSettings, task_ids: list[str]) -> Task:
+    """The synthetic task with one sample per rollout (``<task>#<index>``)."""
+    base = synthetic(
+        pack=settings.pack,
+        tasks=sorted(set(task_ids)),
+        sandbox=settings.sandbox,
+        time_limit=settings.time_limit,
+        message_limit=2 * settings.max_turns + 2,  # system + task, then action + observation
+        command_timeout=settings.command_timeout,
+        memory_mb=settings.memory_mb,
+    )
+    by_id = {str(s.id): s for s in base.dataset}
+    samples = [by_id[t].model_copy(update={"id": f"{t}#{i}"}) for i, t in enumerate(task_ids)]
+    setup = [base.setup] if base.setup else []
+    return task_with(
+        base,
+        dataset=MemoryDataset(samples, name="synthetic-rollouts"),
+        setup=[*setup, episode_setup()],
+        solver=training_agent(settings),
+    )
+
+
+def run_episodes(
+    task_ids: list[str], session: PolicySession, settings: RolloutSettings, log_dir: Path
+) -> list[EpisodeResult]:
+    """Run one episode per entry of ``task_ids`` (repeats allowed), in that order."""
+    api = PolicyAPI("policy", session=session)
+    model = Model(api, GenerateConfig())
+    (log,) = inspect_eval(
+        training_task(settings, task_ids),
+        model=model,
+        log_dir=str(log_dir),
+        display="none",
+        max_samples=settings.parallel_sandboxes,
+        max_sandboxes=settings.parallel_sandboxes,
+        fail_on_error=False,
+        score_display=False,
+    )
+    by_sample = {str(s.id): s for s in log.samples or []}
+    results = []
+    for i, task_id in enumerate(task_ids):
+        key = f"{task_id}#{i}"
+        sample = by_sample.get(key)
+        score = (sample.scores or {}).get(SCORER) if sample else None
+        results.append(
+            EpisodeResult(
+                task_id=task_id,
+                episode=session.episodes.get(key, Episode()),
+                medal=dict(score.value) if score and isinstance(score.value, dict) else {},
+                env_steps=_tool_calls(sample),
+                error=str(sample.error.message) if sample and sample.error else None,
+            )
+        )
+    return results
+
+
+def _tool_calls(sample: Any) -> int:
+    return sum(1 for m in (sample.messages if sample else []) if m.role == "tool")
+
+
+def trl_batch(results: list[EpisodeResult], tokenizer: Any) -> dict[str, list]:
+    """The dict TRL's ``rollout_func`` returns (extra keys go to the reward functions)."""
+    out: dict[str, list] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask")}
+    out |= {"medal": [], "assistant_turns": []}
+    for result in results:
+        ep = _nonempty(result.episode, tokenizer, result.task_id)
+        out["prompt_ids"].append(ep.prompt_ids)
+        out["completion_ids"].append(ep.completion_ids)
+        out["logprobs"].append(ep.logprobs)
+        out["env_mask"].append(ep.env_mask)
+        out["medal"].append(result.medal)
+        out["assistant_turns"].append(ep.assistant_turns)
+    return out
+
+
+def _nonempty(episode: Episode, tokenizer: Any, task_id: str) -> Episode:
+    """An episode that crashed before (or at) its first turn still needs one token per side;
+    the filler is masked, so it teaches nothing."""
+    if episode.prompt_ids and episode.completion_ids:
+        return episode
+    prompt = episode.prompt_ids or tokenizer(task_id, add_special_tokens=False)["input_ids"]
+    filler = Episode(prompt_ids=prompt, assistant_turns=episode.assistant_turns)
+    filler.add([tokenizer.eos_token_id], [], policy=False)
+    return filler
+
+
+class RolloutTimer:
+    """Seconds spent sampling (summed over calls) around a generator."""
+
+    def __init__(self, inner: Generator):
+        self.inner, self.seconds, self.calls = inner, 0.0, 0
+
+    async def sample(
+        self, context: list[int], max_new_tokens: int
+    ) -> tuple[list[int], list[float]]:
+        start = time.perf_counter()
+        try:
+            return await self.inner.sample(context, max_new_tokens)
+        finally:
+            self.seconds += time.perf_counter() - start
+            self.calls += 1

@@ -1,0 +1,129 @@
+"""The SFT baseline: trajectories from Inspect logs → chat data → TRL's ``SFTTrainer``.
+
+Episodes of a stronger model or the heuristic policy (or GRPO's own rollout logs) are read
+with Inspect's log reader, kept by their medal scorer verdict, and turned into conversational
+rows (``messages`` + ``tools``) with the same message conversion the rollouts use.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sandmle.errors import SandmleError
+from sandmle.training.chat import chat_dicts, tool_schema
+from sandmle.training.rollouts import SCORER
+from sandmle.training.tiny import TINY_MODEL, build_tiny_model
+
+Keep = Literal["all", "valid", "above_median", "medal"]
+_KEEP_FLAG = {"valid": "valid_submission", "above_median": "above_median", "medal": "any_medal"}
+
+
+class SFTRunFile(BaseModel):
+    """A ``configs/train/sft-*.yaml`` file for ``sandmle train sft``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = TINY_MODEL
+    """Model id or local folder ('tiny': a tiny local model, for CPU runs)."""
+    logs: list[str]
+    """Inspect log files or folders of them (searched recursively for ``*.eval``/``*.json``)."""
+    keep: Keep = "valid"
+    """Which episodes to learn from, by the medal scorer's verdict."""
+    training: dict[str, Any] = Field(default_factory=dict)
+    """Any ``trl.SFTConfig`` field (output_dir, learning_rate, assistant_only_loss, ...)."""
+
+
+def log_files(paths: list[str | Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*") if p.suffix in (".eval", ".json"))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise SandmleError(f"{path}: no such log file or folder")
+    return found
+
+
+def kept(value: Any, keep: Keep) -> bool:
+    """Whether a sample's score value passes the filter."""
+    if keep == "all":
+        return True
+    return isinstance(value, dict) and float(value.get(_KEEP_FLAG[keep], 0.0) or 0.0) >= 0.5
+
+
+def trajectories(paths: list[str | Path], keep: Keep = "valid") -> list[dict[str, Any]]:
+    """Conversational SFT rows, one per kept sample of every log."""
+    from inspect_ai.log import read_eval_log
+
+    rows = []
+    for path in log_files(paths):
+        log = read_eval_log(str(path))
+        for sample in log.samples or []:
+            score = (sample.scores or {}).get(SCORER)
+            if kept(score.value if score else None, keep) and _has_assistant(sample.messages):
+                rows.append(
+                    {"messages": _arrow_safe(chat_dicts(sample.messages)), "tools": _tools(sample)}
+                )
+    return rows
+
+
+def _has_assistant(messages: list) -> bool:
+    return any(m.role == "assistant" for m in messages)
+
+
+def _arrow_safe(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool-call arguments as JSON text: Arrow would merge every call's keys into one struct."""
+    for message in messages:
+        for call in message.get("tool_calls", []):
+            call["function"]["arguments"] = json.dumps(call["function"]["arguments"])
+    return messages
+
+
+def _tools(sample: Any) -> str:
+    """The tools the agent was offered (JSON text, which TRL parses), from its first model call."""
+    for event in sample.events or []:
+        if getattr(event, "event", None) == "model" and event.tools:
+            return json.dumps([tool_schema(t) for t in event.tools])
+    return "[]"
+
+
+def load_sft_run(path: str | Path) -> SFTRunFile:
+    import yaml
+
+    try:
+        return SFTRunFile.model_validate(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+    except OSError as exc:
+        raise SandmleError(f"{path}: cannot read config ({exc.strerror})") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise SandmleError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+
+
+def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
+    """One SFT run; returns the saved model folder (``<output_dir>/final``)."""
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    rows = trajectories(run.logs, run.keep)
+    if not rows:
+        raise SandmleError(f"no episodes passed keep={run.keep!r} in {', '.join(run.logs)}")
+    args = SFTConfig(**{**run.training, **overrides})
+    model = run.model
+    if model == TINY_MODEL:
+        model = str(build_tiny_model(Path(args.output_dir) / "tiny-model"))
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    trainer = SFTTrainer(
+        model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
+    )
+    trainer.train()
+    out = Path(args.output_dir) / "final"
+    trainer.save_model(str(out))
+    return out

@@ -1,0 +1,106 @@
+"""A tiny Qwen2-style model built locally (no hub): for tests, benches and the CPU config.
+
+Byte-level BPE trained on a few lines of agent-like text, the chat tokens, and a chat
+template that renders tools, tool calls and tool results the Hermes/Qwen way, with
+``{% generation %}`` markers so SFT can train on assistant tokens only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TINY_MODEL = "tiny"
+"""The ``model:`` value that means "build the tiny model" (into ``<output_dir>/tiny-model``)."""
+SPECIAL_TOKENS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+]
+CHAT_TEMPLATE = (
+    "{%- set nl = '\\n' %}"
+    "{%- if tools %}{{ '<|im_start|>system' + nl }}"
+    "{%- if messages[0].role == 'system' %}{{ messages[0].content + nl + nl }}{% endif %}"
+    "{{ '# Tools' + nl + '<tools>' + nl }}{%- for tool in tools %}{{ tool | tojson }}{{ nl }}{% endfor %}"
+    "{{ '</tools>' + nl + 'Call a tool with <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call><|im_end|>' + nl }}"
+    "{%- elif messages[0].role == 'system' %}"
+    "{{ '<|im_start|>system' + nl + messages[0].content + '<|im_end|>' + nl }}"
+    "{%- endif %}"
+    "{%- for m in messages %}"
+    "{%- if m.role == 'user' or (m.role == 'system' and not loop.first) %}"
+    "{{ '<|im_start|>' + m.role + nl + m.content + '<|im_end|>' + nl }}"
+    "{%- elif m.role == 'assistant' %}{{ '<|im_start|>assistant' + nl }}{% generation %}"
+    "{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}"
+    '{{ \'<tool_call>{"name": "\' + c.function.name + \'", "arguments": \' }}'
+    "{%- if c.function.arguments is string %}{{ c.function.arguments }}"
+    "{%- else %}{{ c.function.arguments | tojson }}{% endif %}{{ '}</tool_call>' }}"
+    "{%- endfor %}{{ '<|im_end|>' }}{% endgeneration %}{{ nl }}"
+    "{%- elif m.role == 'tool' %}"
+    "{{ '<|im_start|>user' + nl + '<tool_response>' + nl + m.content + nl + '</tool_response><|im_end|>' + nl }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{ '<|im_start|>assistant' + nl }}{% endif %}"
+)
+CORPUS = [
+    "You are an expert machine learning engineer. Train a model and write submission.csv.",
+    "import pandas as pd\ndf = pd.read_csv('/home/data/train.csv')\nprint(df.head())",
+    'from sklearn.ensemble import RandomForestClassifier\nmodel.fit(X, y)\npred.to_csv("/home/submission/submission.csv", index=False)',
+    '{"name": "bash", "arguments": {"cmd": "ls /home/data"}}',
+    '{"name": "python", "arguments": {"code": "print(1)"}}',
+    "Submission is valid. Score: 0.91234 (gold). Invalid submission: missing column id",
+    "The competition description, data files and sample submission are in /home/data.",
+]
+
+
+def build_tokenizer(vocab_size: int = 512):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator(CORPUS * 4, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def build_tiny_model(out: Path, layers: int = 2, hidden: int = 32, seed: int = 0) -> Path:
+    """Write a random tiny Qwen2 causal LM with its tokenizer to ``out`` (a plain HF dir)."""
+    import torch
+    from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(seed)
+    tokenizer = build_tokenizer()
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=65536,
+        tie_word_embeddings=True,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+    )
+    model = Qwen2ForCausalLM(config)
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=True
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
