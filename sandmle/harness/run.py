@@ -51,11 +51,33 @@ def build_task(benchmark: str, task_args: dict[str, Any]) -> Any:
 
 
 def build_solver(name: str | None, solver_args: dict[str, Any]) -> Any:
+    """A solver object: ours by name, ``file.py@function`` from a file, else Inspect's spec."""
     if name is None:
         return None
+    ours = _ours(name, solver_args)
+    if ours is not None:
+        return ours
+    path, sep, function = name.partition("@")
+    if sep and path.endswith(".py"):
+        return _from_file(Path(path), function)(**solver_args)
     from inspect_ai.solver import SolverSpec
 
-    return _ours(name, solver_args) or SolverSpec(name, solver_args)
+    return SolverSpec(name, solver_args)
+
+
+def _from_file(path: Path, function: str) -> Any:
+    import importlib.util
+
+    if not path.is_file():
+        raise SandmleError(f"solver file {path} does not exist")
+    spec = importlib.util.spec_from_file_location(f"sandmle_user_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    factory = getattr(module, function, None)
+    if not callable(factory):
+        raise SandmleError(f"{path} has no solver {function!r}")
+    return factory
 
 
 def run_eval(

@@ -78,9 +78,7 @@ def sidebar_filters(samples: pd.DataFrame) -> pd.DataFrame:
 
 
 def _metric(key: str) -> str:
-    return st.selectbox(
-        "Metric", tables.METRICS, index=5, format_func=tables.LABELS.get, key=key
-    )
+    return st.selectbox("Metric", tables.METRICS, index=0, format_func=tables.LABELS.get, key=key)
 
 
 def _column_config() -> dict[str, object]:

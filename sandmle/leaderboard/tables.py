@@ -16,7 +16,9 @@ from sandmle.leaderboard.logs import RUN_KEY
 
 RATES = FLAGS
 """The 0/1 flags shown as percentages."""
-METRICS = (*RATES, "human_rank")
+METRICS = ("any_medal", "gold_medal", "silver_medal", "bronze_medal", "above_median",
+           "valid_submission", "human_rank")  # fmt: skip
+"""In the order the table shows them: the ranking metric first."""
 LABELS = {
     "valid_submission": "Valid %",
     "above_median": "Above median %",
@@ -58,13 +60,14 @@ def _pooled(group: pd.DataFrame) -> dict[str, float]:
 def leaderboard_table(samples: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     """One row per model x scaffold x benchmark (or ``by``), ranked by any-medal %."""
     keys = by or RUN_KEY
+    columns = [*keys, *(c for c in TABLE_COLUMNS[len(RUN_KEY) :] if c not in keys)]
     if samples.empty:
-        return pd.DataFrame(columns=[*keys, *TABLE_COLUMNS[len(RUN_KEY) :]])
+        return pd.DataFrame(columns=columns)
     rows = [
         {**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), **_pooled(g)}
         for key, g in samples.groupby(keys, sort=False, dropna=False)
     ]
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(rows)[columns]
     order = ["any_medal", "gold_medal", "above_median", "valid_submission"]
     table = table.sort_values(order, ascending=False, kind="stable", na_position="last")
     return table.reset_index(drop=True)

@@ -69,6 +69,8 @@ class StudyConfig(BaseModel):
     """Samples run at once per task."""
     max_tasks: int | None = None
     """Tasks (cells of the matrix) run at once."""
+    log_buffer: int | None = 1
+    """Samples buffered before each log write; 1 loses the least work to an interruption."""
     retry_attempts: int = 3
     """How often eval_set retries failed work within one invocation."""
 

@@ -41,6 +41,7 @@ def run_study(study: StudyConfig, display: str | None = None) -> bool:
         max_samples=study.max_samples,
         max_tasks=study.max_tasks,
         retry_attempts=study.retry_attempts,
+        log_buffer=study.log_buffer,
         display=display,  # type: ignore[arg-type]
     )
     return bool(success)

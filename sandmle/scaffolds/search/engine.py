@@ -97,7 +97,9 @@ class Search:
 
     @property
     def exhausted(self) -> bool:
-        return self.steps_used >= self.budget.steps or self.budget.run_timeout() < MIN_RUN_S
+        """No steps left, or too little time left for another run."""
+        left = self.budget.remaining_s()
+        return self.steps_used >= self.budget.steps or (left is not None and left < MIN_RUN_S)
 
     async def expand(self, operator: Operator, parents: list[SearchNode]) -> SearchNode:
         """Apply ``operator`` to ``parents`` and add the resulting node to the journal."""

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from sandmle.errors import SandmleError
+from sandmle.study.config import load_study
+
+from ..conftest import FIXTURES
+
+HERE = Path(__file__).parent
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
+
+
+def _pack(root: Path) -> Path:
+    for name in ("plant-watering", "bike-rentals"):
+        shutil.copytree(FIXTURES / name, root / name)
+    # two more tasks make each cell long enough to be interrupted in the middle
+    for name in ("plant-watering", "bike-rentals"):
+        copy = root / f"{name}-2"
+        shutil.copytree(FIXTURES / name, copy)
+        text = (copy / "competition.yaml").read_text().replace(f"id: {name}", f"id: {name}-2")
+        (copy / "competition.yaml").write_text(text)
+    return root
+
+
+def _study(tmp: Path, pack: Path, name: str) -> Path:
+    config = {
+        "name": name,
+        "log_dir": str(tmp / name),
+        "models": [{"model": "mockllm/alpha"}, {"model": "mockllm/beta"}],
+        "scaffolds": [{"solver": f"{HERE / 'slow_solver.py'}@slow_copy"}],
+        "benchmarks": [{"task": "synthetic", "args": {"pack": str(pack)}}],
+        "max_tasks": 1,
+        "max_samples": 1,
+    }
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _start(config: Path, counter: Path) -> subprocess.Popen:
+    env = {**os.environ, "SANDMLE_TEST_COUNTER": str(counter)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "sandmle.cli", "study", str(config)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _results(log_dir: Path) -> Counter:
+    seen: Counter = Counter()
+    for info in list_eval_logs(str(log_dir)):
+        log = read_eval_log(info.name)
+        if log.status != "success":
+            continue  # the interrupted attempt; its finished samples live on in the retry's log
+        for sample in log.samples or []:
+            value = sample.scores["medal_scorer"].value
+            seen[(log.eval.model, sample.id, value["valid_submission"], value["score"])] += 1
+    return seen
+
+
+def test_interrupted_study_finishes_like_an_uninterrupted_one(tmp_path: Path) -> None:
+    pack = _pack(tmp_path / "pack")
+    straight = _study(tmp_path, pack, "straight")
+    assert _start(straight, tmp_path / "straight.count").wait(timeout=300) == 0
+
+    interrupted = _study(tmp_path, pack, "interrupted")
+    counter = tmp_path / "interrupted.count"
+    proc = _start(interrupted, counter)
+    deadline = time.time() + 120
+    while time.time() < deadline and (
+        not counter.exists() or len(counter.read_text().splitlines()) < 3
+    ):
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)  # mid-run: the first cell is half done
+    proc.wait()
+    runs_before = len(counter.read_text().splitlines())
+    assert 3 <= runs_before < 8, "the kill did not land in the middle of the study"
+    assert _start(interrupted, counter).wait(timeout=300) == 0
+
+    expected = _results(tmp_path / "straight")
+    assert len(expected) == 8 and set(expected.values()) == {1}  # 2 models x 4 samples, once each
+    assert _results(tmp_path / "interrupted") == expected  # same results, nothing lost or doubled
+    runs = len(counter.read_text().splitlines())
+    assert runs <= 8 + 1  # at most the one sample in flight at the kill ran again
+
+
+def test_bad_study_files(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: x\nmodels: []\nscaffolds: [{solver: react}]\nbenchmarks: [{task: synthetic}]\n"
+    )
+    with pytest.raises(SandmleError, match="models: List should have at least 1 item"):
+        load_study(path)
+    path.write_text("name: [\n")
+    with pytest.raises(SandmleError, match="not valid YAML"):
+        load_study(path)
+    with pytest.raises(SandmleError, match="does not exist"):
+        load_study(tmp_path / "missing.yaml")

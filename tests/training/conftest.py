@@ -1,0 +1,60 @@
+"""Training fixtures: a tiny local model (built once), a two-task pack, a scripted policy."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+TASKS = ("plant-watering", "bike-rentals")
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random two-layer Qwen2 model with its tokenizer and chat template, as an HF folder."""
+    from sandmle.training.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
+
+
+@pytest.fixture
+def pack_dir(tmp_path: Path) -> Path:
+    """The two fixture competitions as a pack (a folder of competition folders)."""
+    for name in TASKS:
+        shutil.copytree(FIXTURES / name, tmp_path / "pack" / name)
+    return tmp_path / "pack"
+
+
+class ScriptedGenerator:
+    """A policy that samples fixed texts: turn n (counted from the context) gets ``turns[n]``."""
+
+    def __init__(self, tokenizer, turns: list[str]):
+        self.tokenizer, self.turns = tokenizer, turns
+
+    def ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"] + [
+            self.tokenizer.eos_token_id
+        ]
+
+    async def sample(self, context: list[int], max_new_tokens: int) -> tuple[list[int], list[float]]:
+        turn = self.tokenizer.decode(context).count("<|im_start|>assistant") - 1
+        ids = self.ids(self.turns[min(turn, len(self.turns) - 1)])[:max_new_tokens]
+        return ids, [-1.0] * len(ids)
+
+
+def bash_call(cmd: str, thought: str = "look") -> str:
+    """A policy turn as the tiny template renders it: reasoning, then one bash call."""
+    return f'<think>{thought}</think><tool_call>{{"name": "bash", "arguments": {{"cmd": "{cmd}"}}}}</tool_call>'
+
+
+SUBMIT = '<think>done</think><tool_call>{"name": "submit", "arguments": {"answer": "done"}}</tool_call>'
+SCRIPT = [
+    bash_call("echo SANDBOX-SAYS-HI"),
+    bash_call("cp /home/data/sample_submission.csv /home/submission/submission.csv", "copy"),
+    SUBMIT,
+]
