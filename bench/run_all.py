@@ -1,0 +1,114 @@
+"""Run every figure script of the project; write one JSON file and a short markdown table.
+
+Each script prints one JSON object (its last stdout line) and measures its comparison side by
+side in its own process. Usage: python bench/run_all.py [--out DIR] [--full]
+(default: quick settings that finish in a few minutes on 2 cores; --full: the scripts' own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+# name, script, quick args, what the headline figure is
+FIGURES: list[tuple[str, str, list[str], str]] = [
+    (
+        "sandbox exec overhead",
+        "sandbox_exec_overhead.py",
+        ["--runs", "20"],
+        "bwrap vs bare subprocess",
+    ),
+    (
+        "SandMLE step-time speed-up",
+        "synth_step_time.py",
+        ["50000", "3"],
+        "micro vs full-scale task",
+    ),
+    (
+        "grading throughput",
+        "grading_throughput.py",
+        ["--rows", "100000", "--runs", "3"],
+        "vs pandas+sklearn",
+    ),
+    ("generation throughput", "synth_generation_throughput.py", ["20"], "tasks per minute"),
+    ("pack difficulty", "synth_difficulty.py", ["@builtin"], "baselines' tiers, built-in pack"),
+    ("rollout throughput", "training_rollouts.py", ["--quick"], "episodes per minute"),
+    ("leaderboard load", "leaderboard_load.py", ["--logs", "300"], "cold vs warm"),
+]
+
+
+def run_figure(script: str, args: list[str], timeout: int) -> dict:
+    path = HERE / script
+    if not path.is_file():
+        return {"error": f"{script} is missing"}
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(path), *args], capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s"}
+    result = _last_json(proc.stdout)
+    if proc.returncode != 0 or result is None:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"exit {proc.returncode}: {tail}"}
+    result["_wall_s"] = round(time.perf_counter() - start, 1)
+    return result
+
+
+def _last_json(stdout: str) -> dict | None:
+    """The script's JSON: its whole output, or else its last one-line object."""
+    try:
+        return json.loads(stdout)
+    except json.JSONDecodeError:
+        lines = [ln for ln in stdout.splitlines() if ln.strip().startswith("{")]
+        return json.loads(lines[-1]) if lines else None
+
+
+def _headline(result: dict) -> str:
+    if "error" in result:
+        return f"error: {result['error']}"
+    flat = json.dumps({k: v for k, v in result.items() if not k.startswith("_")})
+    return flat if len(flat) <= 160 else flat[:157] + "..."
+
+
+def markdown(results: dict[str, dict]) -> str:
+    rows = ["| figure | what | result |", "|---|---|---|"]
+    for name, _, _, what in FIGURES:
+        rows.append(f"| {name} | {what} | `{_headline(results[name])}` |")
+    return "\n".join(rows) + "\n"
+
+
+def _resolve(args: list[str]) -> list[str]:
+    if "@builtin" not in args:
+        return args
+    from sandmle.benchmarks.synthetic.packs import builtin_pack_dir
+
+    return [str(builtin_pack_dir()) if a == "@builtin" else a for a in args]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--full", action="store_true", help="the scripts' own (long) settings")
+    parser.add_argument("--timeout", type=int, default=900)
+    args = parser.parse_args()
+    results: dict[str, dict] = {}
+    for name, script, quick, _ in FIGURES:
+        print(f"running {name} ({script}) ...", file=sys.stderr, flush=True)
+        results[name] = run_figure(script, [] if args.full else _resolve(quick), args.timeout)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "figures.json").write_text(json.dumps(results, indent=2) + "\n")
+    table = markdown(results)
+    (args.out / "figures.md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
