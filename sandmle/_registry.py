@@ -6,3 +6,5 @@ from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.harness.sandbox.bwrap import BwrapSandboxEnvironment
 from sandmle.harness.scorer import medal_scorer
 from sandmle.harness.solvers import copy_sample_submission
+from sandmle.scaffolds import aide, aira_evo, aira_greedy, aira_mcts, react
+from sandmle.scaffolds.policies.provider import SandmlePolicyAPI

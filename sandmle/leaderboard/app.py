@@ -147,7 +147,7 @@ def sample_tab(samples: pd.DataFrame) -> None:
     row = samples.loc[labels[chosen]]
     sample = read_sample(row["log"], row["sample_id"], int(row["epoch"]))
     st.caption(f"log: {row['log']}")
-    with st.expander("Grading report", expanded=True):
+    with st.expander("Grading report"):
         st.json(score_report(sample))
     nodes = search_tree(sample)
     if nodes:

@@ -12,10 +12,12 @@ counts a failed run.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import warnings
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,8 +27,8 @@ from inspect_ai.log import (
     EvalLog,
     EvalSampleSummary,
     list_eval_logs,
-    read_eval_log,
-    read_eval_log_sample_summaries,
+    read_eval_log_async,
+    read_eval_log_sample_summaries_async,
 )
 
 from sandmle.harness.scorer import FLAGS, RATE_KEYS, medal_scorer
@@ -48,6 +50,8 @@ SAMPLE_COLUMNS = [
     "is_lower_better", "invalid_reason", "tokens", "total_time", "working_time", "limit",
     "error", "message_count",
 ]  # fmt: skip
+READ_CONCURRENCY = 32
+"""Logs read at once; bounds open files."""
 _THRESHOLD_KEYS = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
 
 
@@ -182,17 +186,41 @@ def sample_row(summary: EvalSampleSummary, run: dict[str, Any]) -> dict[str, Any
     return row | fields
 
 
-def read_log_record(path: str) -> LogRecord:
+async def read_log_record(path: str) -> LogRecord:
     """Read one log's header and sample summaries; raises ``LogSkipped`` with the reason."""
     try:
-        header = read_eval_log(path, header_only=True)
+        header = await read_eval_log_async(path, header_only=True)
         run = run_row(header, path)
-        summaries = read_eval_log_sample_summaries(path)
+        summaries = await read_eval_log_sample_summaries_async(path)
     except LogSkipped:
         raise
     except Exception as exc:  # noqa: BLE001 - any broken file is skipped, never fatal
         raise LogSkipped(f"unreadable log ({type(exc).__name__}: {exc})") from exc
     return LogRecord(run=run, samples=[sample_row(s, run) for s in summaries])
+
+
+async def _read_all(paths: list[str]) -> list[LogRecord | str]:
+    limit = asyncio.Semaphore(READ_CONCURRENCY)
+
+    async def one(path: str) -> LogRecord | str:
+        async with limit:
+            try:
+                return await read_log_record(path)
+            except LogSkipped as exc:
+                return str(exc)
+
+    return list(await asyncio.gather(*(one(p) for p in paths)))
+
+
+def read_log_records(paths: list[str]) -> list[LogRecord | str]:
+    """Records of ``paths`` (a skip reason where one is left out), read in one event loop."""
+    # One loop for all files: a loop per file costs more than reading a small log.
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_read_all(paths))
+    with ThreadPoolExecutor(max_workers=1) as pool:  # called from async code: own thread
+        return pool.submit(asyncio.run, _read_all(paths)).result()
 
 
 def _frame(rows: Iterable[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
@@ -218,17 +246,13 @@ class LogCache:
     """Path -> (mtime, size) and its record, or the reason it was skipped."""
     _last: tuple[tuple, LoadedLogs] | None = None
 
-    def _entry(self, path: str, stamp: tuple[float, int]) -> LogRecord | str:
-        cached = self.entries.get(path)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        try:
-            entry: LogRecord | str = read_log_record(path)
-        except LogSkipped as exc:
-            entry = str(exc)
-            warnings.warn(f"skipped {path}: {entry}", SkippedLogWarning, stacklevel=3)
-        self.entries[path] = (stamp, entry)
-        return entry
+    def _refresh(self, listing: dict[str, tuple[float, int]]) -> None:
+        """Read the listed logs that are new or changed since they were last read."""
+        stale = [p for p, stamp in listing.items() if self.entries.get(p, (None,))[0] != stamp]
+        for path, entry in zip(stale, read_log_records(stale), strict=True):
+            if isinstance(entry, str):
+                warnings.warn(f"skipped {path}: {entry}", SkippedLogWarning, stacklevel=3)
+            self.entries[path] = (listing[path], entry)
 
     def load(self, log_dirs: Sequence[str | Path]) -> LoadedLogs:
         """Every log under ``log_dirs`` (recursively), reading only new or changed files."""
@@ -240,7 +264,8 @@ class LogCache:
         key = tuple(sorted(listing.items()))
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        entries = {path: self._entry(path, stamp) for path, stamp in listing.items()}
+        self._refresh(listing)
+        entries = {path: self.entries[path][1] for path in listing}
         records = [e for e in entries.values() if isinstance(e, LogRecord)]
         skipped = {path: e for path, e in entries.items() if isinstance(e, str)}
         loaded = frames(records, skipped)

@@ -17,7 +17,9 @@ ConfigOption = Annotated[Path, typer.Option("--config", "-c", help="YAML run fil
 OutputOption = Annotated[
     Path | None, typer.Option("--output-dir", "-o", help="Override training.output_dir.")
 ]
-StepsOption = Annotated[int | None, typer.Option("--max-steps", help="Override training.max_steps.")]
+StepsOption = Annotated[
+    int | None, typer.Option("--max-steps", help="Override training.max_steps.")
+]
 
 
 def _overrides(output_dir: Path | None, max_steps: int | None) -> dict:
@@ -35,6 +37,7 @@ def grpo(
     output_dir: OutputOption = None,
     max_steps: StepsOption = None,
     pack: Annotated[str | None, typer.Option(help="Override rollout.pack.")] = None,
+    model: Annotated[str | None, typer.Option(help="Override model.")] = None,
 ) -> None:
     """Trajectory-wise GRPO: Inspect episodes in the sandboxes, rewarded by the medal scorer."""
     from sandmle.training.grpo import load_grpo_config, train_grpo
@@ -42,6 +45,8 @@ def grpo(
     settings = load_grpo_config(config, **_overrides(output_dir, max_steps))
     if pack is not None:
         settings.rollout = settings.rollout.model_copy(update={"pack": pack})
+    if model is not None:
+        settings.model_name_or_path = model
     folder = train_grpo(settings)
     typer.echo(f"final checkpoint: {folder}")
 
@@ -63,3 +68,7 @@ def sft(
         run = run.model_copy(update={"logs": logs})
     folder = train_sft(run, **_overrides(output_dir, max_steps))
     typer.echo(f"model: {folder}")
+
+
+if __name__ == "__main__":  # ``accelerate launch -m sandmle.training.cli grpo ...``
+    train_app()

@@ -62,7 +62,7 @@ def trajectories(paths: list[str | Path], keep: Keep = "valid") -> list[dict[str
 
     rows = []
     for path in log_files(paths):
-        log = read_eval_log(str(path))
+        log = read_eval_log(str(path), resolve_attachments=True)
         for sample in log.samples or []:
             score = (sample.scores or {}).get(SCORER)
             if kept(score.value if score else None, keep) and _has_assistant(sample.messages):

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from sandmle.leaderboard.app import DIRS_ENV, default_log_dirs
 from sandmle.leaderboard.cli import APP_FILE
+from sandmle.leaderboard.logs import SkippedLogWarning
 
 from .conftest import CHECKPOINTS, MODELS
 
@@ -93,7 +94,8 @@ def test_app_renders_with_broken_logs_and_empty_dirs(
     monkeypatch: pytest.MonkeyPatch, log_copy: Path, tmp_path: Path
 ) -> None:
     (log_copy / "corrupt.eval").write_bytes(b"garbage")
-    app = _app(monkeypatch, log_copy)
+    with pytest.warns(SkippedLogWarning, match="corrupt.eval"):
+        app = _app(monkeypatch, log_copy)
     assert any("corrupt.eval" in w.value for w in app.warning)
     assert len(app.dataframe[0].value) == 7
     empty = tmp_path / "empty"

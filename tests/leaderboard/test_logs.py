@@ -15,7 +15,7 @@ from inspect_ai.scorer import includes
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from sandmle.leaderboard import logs as logs_module
-from sandmle.leaderboard.logs import LogCache, SkippedLogWarning, load_logs
+from sandmle.leaderboard.logs import LogCache, LogRecord, SkippedLogWarning, load_logs
 
 from .conftest import CHECKPOINTS, MODELS
 
@@ -109,7 +109,12 @@ def test_cache_reads_only_new_or_changed_logs(
 ) -> None:
     reads: list[str] = []
     real = logs_module.read_log_record
-    monkeypatch.setattr(logs_module, "read_log_record", lambda p: reads.append(p) or real(p))
+
+    async def counted(path: str) -> LogRecord:
+        reads.append(path)
+        return await real(path)
+
+    monkeypatch.setattr(logs_module, "read_log_record", counted)
     cache = LogCache()
     first = cache.load([log_copy])
     assert len(reads) == 8

@@ -41,7 +41,9 @@ class ScriptedGenerator:
             self.tokenizer.eos_token_id
         ]
 
-    async def sample(self, context: list[int], max_new_tokens: int) -> tuple[list[int], list[float]]:
+    async def sample(
+        self, context: list[int], max_new_tokens: int
+    ) -> tuple[list[int], list[float]]:
         turn = self.tokenizer.decode(context).count("<|im_start|>assistant") - 1
         ids = self.ids(self.turns[min(turn, len(self.turns) - 1)])[:max_new_tokens]
         return ids, [-1.0] * len(ids)
@@ -49,10 +51,12 @@ class ScriptedGenerator:
 
 def bash_call(cmd: str, thought: str = "look") -> str:
     """A policy turn as the tiny template renders it: reasoning, then one bash call."""
-    return f'<think>{thought}</think><tool_call>{{"name": "bash", "arguments": {{"cmd": "{cmd}"}}}}</tool_call>'
+    return f'<think>{thought}</think><tool_call>{{"name": "bash", "arguments": {{"command": "{cmd}"}}}}</tool_call>'
 
 
-SUBMIT = '<think>done</think><tool_call>{"name": "submit", "arguments": {"answer": "done"}}</tool_call>'
+SUBMIT = (
+    '<think>done</think><tool_call>{"name": "submit", "arguments": {"answer": "done"}}</tool_call>'
+)
 SCRIPT = [
     bash_call("echo SANDBOX-SAYS-HI"),
     bash_call("cp /home/data/sample_submission.csv /home/submission/submission.csv", "copy"),

@@ -60,13 +60,17 @@ def medal_for(folder: Path, submission: Path, tier: str) -> dict[str, float]:
 def test_dense_reward_for_every_tier_and_direction(
     tier: str, direction: str, plant_dir: Path, bike_dir: Path, tmp_path: Path
 ) -> None:
-    folder, make = (plant_dir, plant_submission) if direction == "higher" else (bike_dir, bike_submission)
+    folder, make = (
+        (plant_dir, plant_submission) if direction == "higher" else (bike_dir, bike_submission)
+    )
     medal = medal_for(folder, make(folder, tmp_path / "submission.csv"), tier)
     assert medal["valid_submission"] == 1.0
     turns = [["<think>plan</think>code", "no reasoning"]]  # format share 0.5
     dense = total_reward(RewardSettings(), ["…"], medal=[medal], assistant_turns=turns)
     assert dense == [pytest.approx(0.2 + DENSE_TIER[tier] + 0.05)]
-    sparse = total_reward(RewardSettings(mode="sparse"), ["…"], medal=[medal], assistant_turns=turns)
+    sparse = total_reward(
+        RewardSettings(mode="sparse"), ["…"], medal=[medal], assistant_turns=turns
+    )
     assert sparse == [pytest.approx(0.05 + (0.9 if tier == "gold" else 0.0))]
 
 
@@ -77,7 +81,9 @@ def test_invalid_submission_earns_only_format(plant_dir: Path, tmp_path: Path) -
     assert medal["valid_submission"] == 0.0 and math.isnan(medal["score"])
     missing = score_value(grade_csv(tmp_path / "absent.csv", load_competition(plant_dir)), None)
     turns = [["<think>a</think>"]] * 2
-    rewards = total_reward(RewardSettings(), ["…"] * 2, medal=[medal, missing], assistant_turns=turns)
+    rewards = total_reward(
+        RewardSettings(), ["…"] * 2, medal=[medal, missing], assistant_turns=turns
+    )
     assert rewards == [pytest.approx(0.1)] * 2
 
 

@@ -42,7 +42,7 @@ def scripted_episode(tokenizer, pack_dir: Path, tmp_path: Path):
     settings = RolloutSettings(pack=str(pack_dir), max_turns=5, command_timeout=30, time_limit=120)
     (result,) = run_episodes(["plant-watering"], session, settings, tmp_path / "logs")
     (log_file,) = (tmp_path / "logs").glob("*.eval")
-    return generator, result, read_eval_log(str(log_file)).samples[0]
+    return generator, result, read_eval_log(str(log_file), resolve_attachments=True).samples[0]
 
 
 def test_policy_tokens_are_exactly_what_was_sampled(scripted_episode) -> None:
@@ -57,7 +57,10 @@ def test_policy_tokens_are_exactly_what_was_sampled(scripted_episode) -> None:
 
 def test_environment_tokens_are_the_tool_outputs(scripted_episode, tokenizer) -> None:
     _, result, _ = scripted_episode
-    env = [tokenizer.decode(s) for s in spans(result.episode.completion_ids, result.episode.env_mask, 0)]
+    env = [
+        tokenizer.decode(s)
+        for s in spans(result.episode.completion_ids, result.episode.env_mask, 0)
+    ]
     assert len(env) == 2  # after the two bash calls; submit ends the episode
     assert env[0].startswith("\n<|im_start|>user\n<tool_response>\nSANDBOX-SAYS-HI")
     assert all(e.endswith("</tool_response><|im_end|>\n<|im_start|>assistant\n") for e in env)
@@ -80,6 +83,8 @@ def test_reward_comes_from_the_sandbox_grade(scripted_episode, tokenizer) -> Non
     assert result.medal["valid_submission"] == 1.0  # the copied sample submission
     assert result.env_steps == 3
     batch = trl_batch([result], tokenizer)
-    reward = total_reward(RewardSettings(), ["…"], medal=batch["medal"], assistant_turns=batch["assistant_turns"])
+    reward = total_reward(
+        RewardSettings(), ["…"], medal=batch["medal"], assistant_turns=batch["assistant_turns"]
+    )
     tier = 0.1 if result.medal["above_median"] else 0.0
     assert reward == [pytest.approx(0.2 + tier + 0.1)]

@@ -93,7 +93,9 @@ def dog_breed(r: ReplicaDir) -> None:
     breeds = _targets("dog-breed-identification")
     ids = hex_ids(r.rng, N_TRAIN + N_TEST, 32)
     labels = [breeds[k] for k in r.rng.integers(0, 8, len(ids))]  # a handful of breeds
-    write_csv(r.public / "labels.csv", pd.DataFrame({"id": ids[:N_TRAIN], "breed": labels[:N_TRAIN]}))
+    write_csv(
+        r.public / "labels.csv", pd.DataFrame({"id": ids[:N_TRAIN], "breed": labels[:N_TRAIN]})
+    )
     _images(r, "train", [f"{i}.jpg" for i in ids[:N_TRAIN]], "JPEG")
     _images(r, "test", [f"{i}.jpg" for i in ids[N_TRAIN:]], "JPEG")
     test_ids = ids[N_TRAIN:]
@@ -101,7 +103,10 @@ def dog_breed(r: ReplicaDir) -> None:
     write_csv(r.public / "sample_submission.csv", uniform)
     hot = np.zeros((N_TEST, len(breeds)), dtype=np.int64)
     hot[np.arange(N_TEST), [breeds.index(b) for b in labels[N_TRAIN:]]] = 1
-    write_csv(r.private / "test.csv", pd.DataFrame(hot, columns=breeds).assign(id=test_ids)[["id", *breeds]])
+    write_csv(
+        r.private / "test.csv",
+        pd.DataFrame(hot, columns=breeds).assign(id=test_ids)[["id", *breeds]],
+    )
 
 
 def dogs_vs_cats(r: ReplicaDir) -> None:
@@ -175,12 +180,18 @@ def ranzcr(r: ReplicaDir) -> None:
     train, test = frame[:N_TRAIN], frame[N_TRAIN:]
     write_csv(r.public / "train.csv", train)
     notes = pd.DataFrame(
-        {"StudyInstanceUID": train["StudyInstanceUID"][:10], "label": "CVC - Normal",
-         "data": "[[1487, 1279], [1477, 1168]]"}
+        {
+            "StudyInstanceUID": train["StudyInstanceUID"][:10],
+            "label": "CVC - Normal",
+            "data": "[[1487, 1279], [1477, 1168]]",
+        }
     )
     write_csv(r.public / "train_annotations.csv", notes)
     graded = list(RANZCR_LABELS[:9])
-    write_csv(r.public / "sample_submission.csv", test[["StudyInstanceUID", *graded]].assign(**dict.fromkeys(graded, 0)))
+    write_csv(
+        r.public / "sample_submission.csv",
+        test[["StudyInstanceUID", *graded]].assign(**dict.fromkeys(graded, 0)),
+    )
     _images(r, "train", [f"{u}.jpg" for u in train["StudyInstanceUID"]], "JPEG")
     _images(r, "test", [f"{u}.jpg" for u in test["StudyInstanceUID"]], "JPEG")
     write_csv(r.private / "test.csv", test)
@@ -197,7 +208,9 @@ def siim_isic(r: ReplicaDir) -> None:
             "patient_id": [f"IP_{v:07d}" for v in r.rng.integers(0, 10**7, n)],
             "sex": r.rng.choice(["male", "female"], n),
             "age_approx": r.rng.choice([30.0, 45.0, 60.0, 75.0], n),
-            "anatom_site_general_challenge": r.rng.choice(["torso", "head/neck", "lower extremity"], n),
+            "anatom_site_general_challenge": r.rng.choice(
+                ["torso", "head/neck", "lower extremity"], n
+            ),
             "diagnosis": np.where(target == 1, "melanoma", "nevus"),
             "benign_malignant": np.where(target == 1, "malignant", "benign"),
             "target": target,
@@ -211,7 +224,10 @@ def siim_isic(r: ReplicaDir) -> None:
         for name in part["image_name"]:
             write_bytes(r.public / split / f"{name}.dcm", b"\0" * 128 + b"DICM")
         _images(r, f"jpeg/{split}", [f"{name}.jpg" for name in part["image_name"]], "JPEG")
-    shards = [f"train{k:02d}-2071.tfrec" for k in range(14)] + ["test00-2071.tfrec", "test01-2071.tfrec"]
+    shards = [f"train{k:02d}-2071.tfrec" for k in range(14)] + [
+        "test00-2071.tfrec",
+        "test01-2071.tfrec",
+    ]
     for shard in shards:
         write_bytes(r.public / "tfrecords" / shard, b"")
     write_csv(r.private / "test.csv", test[["image_name", "target"]])

@@ -6,6 +6,8 @@ the label learnable, as in the generator's text tasks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -41,7 +43,9 @@ def detecting_insults(r: ReplicaDir) -> None:
     y = both_classes(r.rng, n, 0.3)
     comments = [f'"{sentence(r.rng, "idiot" if v else "")} ({k})"' for k, v in enumerate(y)]
     dates = [
-        "" if r.rng.random() < 0.2 else f"201206{r.rng.integers(10, 29)}1921{r.rng.integers(10, 59)}Z"
+        ""
+        if r.rng.random() < 0.2
+        else f"201206{r.rng.integers(10, 29)}1921{r.rng.integers(10, 59)}Z"
         for _ in range(n)
     ]
     frame = pd.DataFrame({"Insult": y, "Date": dates, "Comment": comments})
@@ -69,7 +73,9 @@ def jigsaw(r: ReplicaDir) -> None:
         answers.loc[0, name], answers.loc[1, name] = 1, 0
     write_csv(r.public / "train.csv", train)
     write_csv(r.public / "test.csv", test[["id", "comment_text"]])
-    write_csv(r.public / "sample_submission.csv", test[["id"]].assign(**dict.fromkeys(JIGSAW_LABELS, 0.5)))
+    write_csv(
+        r.public / "sample_submission.csv", test[["id"]].assign(**dict.fromkeys(JIGSAW_LABELS, 0.5))
+    )
     write_csv(r.private / "test.csv", answers)
 
 
@@ -127,8 +133,12 @@ def spooky(r: ReplicaDir) -> None:
     authors = list(SPOOKY)
     hot = one_hot(r.rng, n, 3, 6)
     author = [authors[k] for k in hot.argmax(axis=1)]
-    texts = [sentence(r.rng, {"EAP": "raven", "HPL": "eldritch", "MWS": "creature"}[a]) for a in author]
-    write_csv(r.public / "train.csv", pd.DataFrame({"id": ids, "text": texts, "author": author})[:N_TRAIN])
+    texts = [
+        sentence(r.rng, {"EAP": "raven", "HPL": "eldritch", "MWS": "creature"}[a]) for a in author
+    ]
+    write_csv(
+        r.public / "train.csv", pd.DataFrame({"id": ids, "text": texts, "author": author})[:N_TRAIN]
+    )
     test = pd.DataFrame({"id": ids[N_TRAIN:], "text": texts[N_TRAIN:]})
     write_csv(r.public / "test.csv", test)
     write_csv(r.public / "sample_submission.csv", test[["id"]].assign(**SPOOKY))
@@ -137,21 +147,39 @@ def spooky(r: ReplicaDir) -> None:
 
 
 TOKENS = {
-    "en": [("PLAIN", "hello", "hello"), ("PLAIN", "world", "world"), ("CARDINAL", "12", "twelve"),
-           ("ABBR", "Dr.", "doctor"), ("MONEY", "£5", "five pounds"), ("PUNCT", ".", ".")],
-    "ru": [("PLAIN", "привет", "привет"), ("PLAIN", "мир", "мир"), ("CARDINAL", "12", "двенадцать"),
-           ("ABBR", "г.", "года"), ("MONEY", "5 руб.", "пять рублей"), ("PUNCT", ".", ".")],
+    "en": [
+        ("PLAIN", "hello", "hello"),
+        ("PLAIN", "world", "world"),
+        ("CARDINAL", "12", "twelve"),
+        ("ABBR", "Dr.", "doctor"),
+        ("MONEY", "£5", "five pounds"),
+        ("PUNCT", ".", "."),
+    ],
+    "ru": [
+        ("PLAIN", "привет", "привет"),
+        ("PLAIN", "мир", "мир"),
+        ("CARDINAL", "12", "двенадцать"),
+        ("ABBR", "г.", "года"),
+        ("MONEY", "5 руб.", "пять рублей"),
+        ("PUNCT", ".", "."),
+    ],
 }
 
 
-def text_normalization(lang: str) -> object:
+def text_normalization(lang: str) -> Callable[[ReplicaDir], None]:
     """§3.20/§3.21: zipped quoted CSVs in public; answers and the sample submission in private."""
 
     def build(r: ReplicaDir) -> None:
         train, test = _token_table(r, lang, 12), _token_table(r, lang, 8)
-        write_zip(r.public / f"{lang}_train.csv.zip", {f"{lang}_train.csv": csv_bytes(train, quote_text=True)})
+        write_zip(
+            r.public / f"{lang}_train.csv.zip",
+            {f"{lang}_train.csv": csv_bytes(train, quote_text=True)},
+        )
         public_test = test[["sentence_id", "token_id", "before"]]
-        write_zip(r.public / f"{lang}_test_2.csv.zip", {f"{lang}_test_2.csv": csv_bytes(public_test, quote_text=True)})
+        write_zip(
+            r.public / f"{lang}_test_2.csv.zip",
+            {f"{lang}_test_2.csv": csv_bytes(public_test, quote_text=True)},
+        )
         ids = test["sentence_id"].astype(str) + "_" + test["token_id"].astype(str)
         sample = pd.DataFrame({"id": ids, "after": test["before"]})
         name = f"{lang}_sample_submission_2.csv"

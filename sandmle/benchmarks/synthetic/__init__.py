@@ -17,9 +17,11 @@ from sandmle.benchmarks.synthetic.blueprint import (
 )
 from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
 from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule
+from sandmle.benchmarks.synthetic.llm import LLMBackend
 from sandmle.benchmarks.synthetic.mlops import Milestones
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
 from sandmle.benchmarks.synthetic.pipeline import TaskOutcome, generate_task
+from sandmle.benchmarks.synthetic.release import import_release
 from sandmle.benchmarks.synthetic.sanity import Failure, check_directory, check_task
 from sandmle.benchmarks.synthetic.seeds import SEEDS, get_seed, select_seeds
 from sandmle.benchmarks.synthetic.strategist import TaskRequest
@@ -36,6 +38,7 @@ __all__ = [
     "Failure",
     "GeneratorBackend",
     "HiddenRule",
+    "LLMBackend",
     "Milestones",
     "MutatedDomain",
     "PackSpec",
@@ -52,5 +55,6 @@ __all__ = [
     "generator_backend",
     "get_backend",
     "get_seed",
+    "import_release",
     "select_seeds",
 ]

@@ -7,7 +7,8 @@ packs only talk to this protocol, so an LLM backend plugs in beside the procedur
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -49,7 +50,20 @@ class GeneratorBackend(Protocol):
         ...
 
 
-_BACKENDS: dict[str, Callable[[], GeneratorBackend]] = {}
+@runtime_checkable
+class ReplayingBackend(Protocol):
+    """A backend whose strategist is not a function of the seed (a model's answer).
+
+    The sanity gate's determinism rule then replays the recorded artifacts instead of
+    planning the task again.
+    """
+
+    def replay_differences(self, root: Path) -> list[str]:
+        """Files under ``prepared/`` that come out different when the task is replayed."""
+        ...
+
+
+_BACKENDS: dict[str, Callable[..., GeneratorBackend]] = {}
 
 
 def generator_backend(name: str) -> Callable[[type], type]:
@@ -62,11 +76,12 @@ def generator_backend(name: str) -> Callable[[type], type]:
     return register
 
 
-def get_backend(name: str) -> GeneratorBackend:
+def get_backend(name: str, **options: Any) -> GeneratorBackend:
+    """A new backend; ``options`` go to its constructor (e.g. ``model`` for ``llm``)."""
     if name not in _BACKENDS:
         known = ", ".join(sorted(_BACKENDS))
         raise SandmleError(f"unknown generator backend {name!r} (known: {known})")
-    return _BACKENDS[name]()
+    return _BACKENDS[name](**options)
 
 
 def backend_names() -> list[str]:

@@ -1,4 +1,4 @@
-"""``sandmle synth``: generate packs and re-run the sanity gate.
+"""``sandmle synth``: generate packs, re-run the sanity gate, import release tasks.
 
 Mounted by ``sandmle/cli.py`` as ``app.add_typer(synth_app, name="synth")``.
 """
@@ -6,6 +6,7 @@ Mounted by ``sandmle/cli.py`` as ``app.add_typer(synth_app, name="synth")``.
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -15,9 +16,18 @@ from rich.table import Table
 
 from sandmle.benchmarks.synthetic.backend import backend_names
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
+from sandmle.benchmarks.synthetic.release import import_release
+from sandmle.benchmarks.synthetic.release_evaluator import DEFAULT_TIMEOUT_S
 from sandmle.benchmarks.synthetic.sanity import Failure, check_directory
 from sandmle.benchmarks.synthetic.seeds import SEEDS
 from sandmle.errors import SandmleError
+
+
+class ImportFormat(StrEnum):
+    """Task layouts ``synth import`` reads."""
+
+    sandmle_release = "sandmle-release"
+
 
 synth_app = typer.Typer(
     help="Generate micro-scale synthetic MLE tasks (SandMLE).", no_args_is_help=True
@@ -43,13 +53,22 @@ def generate(
     seeds: Annotated[
         list[str] | None, typer.Option("--seeds", help="Seed task ids to draw from.")
     ] = None,
-    backend: Annotated[str, typer.Option("--backend", help="Generator backend.")] = "procedural",
+    backend: Annotated[
+        str, typer.Option("--backend", help="Generator backend: procedural or llm.")
+    ] = "procedural",
+    model: Annotated[
+        str | None, typer.Option("--model", help="Inspect model for --backend llm.")
+    ] = None,
     name: Annotated[str, typer.Option("--name", help="Pack name.")] = "synthetic",
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="Processes.")] = None,
 ) -> None:
     """Generate a pack of N tasks that all pass the sanity gate."""
     if backend not in backend_names():
         raise SandmleError(f"unknown backend {backend!r} (known: {', '.join(backend_names())})")
+    if (backend == "llm") != (model is not None):
+        raise SandmleError("--model goes with --backend llm, and --backend llm needs --model")
+    if backend == "llm" and workers is None:
+        workers = 1  # one conversation at a time keeps provider rate limits simple
     spec = PackSpec(
         name=name,
         n=n,
@@ -57,6 +76,7 @@ def generate(
         modalities=_split(modalities),
         seed_ids=_split(seeds),
         backend=backend,
+        model=model,
     )
     outcomes = generate_pack(spec, out, workers=workers)
     accepted = [o for o in outcomes if o.task_id]
@@ -105,6 +125,22 @@ def _print_table(results: dict[str, list[Failure]]) -> None:
     console.print(table)
     n_bad = sum(any(f.severity == "error" for f in fs) for fs in results.values())
     console.print(f"{n_bad} of {len(results)} task(s) fail")
+
+
+@synth_app.command("import")
+def import_tasks(
+    directory: Annotated[Path, typer.Argument(help="A release task folder, or a folder of them.")],
+    out: Annotated[Path, typer.Option("--out", help="Empty folder to write the tasks to.")],
+    fmt: Annotated[
+        ImportFormat, typer.Option("--format", help="Layout of the tasks to import.")
+    ] = ImportFormat.sandmle_release,
+    timeout: Annotated[
+        int, typer.Option("--timeout", min=1, help="Seconds per evaluator.py run.")
+    ] = DEFAULT_TIMEOUT_S,
+) -> None:
+    """Convert published SandMLE release tasks into competition folders."""
+    ids = import_release(directory, out, timeout_s=timeout)
+    console.print(f"imported {len(ids)} task(s) into {out}")
 
 
 @synth_app.command("seeds")

@@ -27,12 +27,14 @@ def load_blueprint(root: Path) -> Blueprint:
 
 def regenerated_differences(root: Path) -> list[str]:
     """Files that differ when the task is planned and developed again from its entropy."""
-    from sandmle.benchmarks.synthetic.backend import get_backend
+    from sandmle.benchmarks.synthetic.backend import ReplayingBackend, get_backend
     from sandmle.benchmarks.synthetic.pipeline import write_prepared
     from sandmle.benchmarks.synthetic.strategist import TaskRequest
 
     bp = load_blueprint(root)
     backend = get_backend(bp.backend)
+    if isinstance(backend, ReplayingBackend):
+        return backend.replay_differences(root)
     request = TaskRequest(index=bp.entropy[1], dna=bp.dna, entropy=bp.entropy)
     differences = [] if backend.strategist(request) == bp else [BLUEPRINT_FILE]
     with tempfile.TemporaryDirectory(prefix="sandmle-synth-") as tmp:

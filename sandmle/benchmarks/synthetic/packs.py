@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION
-from sandmle.benchmarks.synthetic.pipeline import TaskOutcome, generate_task
+from sandmle.benchmarks.synthetic.pipeline import MAX_ATTEMPTS, TaskOutcome, generate_task
 from sandmle.benchmarks.synthetic.seeds import select_seeds
 from sandmle.errors import SandmleError
 from sandmle.harness.pack import PackManifest, PackTask, write_manifest
@@ -38,6 +38,8 @@ class PackSpec(BaseModel):
     """Keep only these seed tasks."""
     backend: str = "procedural"
     """Generator backend."""
+    model: str | None = None
+    """Inspect model that plays the roles (``llm`` backend only)."""
     version: str = "1"
     """Pack version (pack.yaml)."""
 
@@ -51,7 +53,11 @@ def generate_pack(
         raise SandmleError(f"{out}: output folder is not empty")
     out.mkdir(parents=True, exist_ok=True)
     seeds = select_seeds(spec.modalities, spec.seed_ids)
-    jobs = [(seeds[i % len(seeds)], i, spec.seed, out, spec.backend) for i in range(spec.n)]
+    options = {"model": spec.model} if spec.model else None
+    jobs = [
+        (seeds[i % len(seeds)], i, spec.seed, out, spec.backend, MAX_ATTEMPTS, options)
+        for i in range(spec.n)
+    ]
     outcomes = _run(jobs, workers or min(os.cpu_count() or 1, 8), progress)
     write_manifest(_manifest(spec, outcomes), out)
     return outcomes

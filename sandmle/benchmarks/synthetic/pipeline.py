@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
@@ -161,9 +162,10 @@ def generate_task(
     out_root: Path,
     backend_name: str = "procedural",
     max_attempts: int = MAX_ATTEMPTS,
+    backend_options: dict[str, Any] | None = None,
 ) -> TaskOutcome:
     """Generate pack slot ``index``; a rejected attempt is retried with the next sub-seed."""
-    backend = get_backend(backend_name)
+    backend = get_backend(backend_name, **(backend_options or {}))
     outcome = TaskOutcome(index=index, seed_task=dna.seed_task, modality=dna.modality)
     staging = out_root / f".staging-{index:03d}"
     for attempt in range(max_attempts):

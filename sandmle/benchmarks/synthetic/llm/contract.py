@@ -55,11 +55,18 @@ def expected_columns(bp: Blueprint) -> dict[str, list[str]]:
 
 def contract_text(bp: Blueprint) -> str:
     """The contract as the developer prompt states it."""
-    lines = [f"- `out/{path}` with columns {', '.join(cols)}" for path, cols in expected_columns(bp).items()]
-    lines.append(f"- `out/{RULE}`: {{\"summary\": one sentence on the hidden rule, \"params\": {{...}}}}")
+    lines = [
+        f"- `out/{path}` with columns {', '.join(cols)}"
+        for path, cols in expected_columns(bp).items()
+    ]
+    lines.append(
+        f'- `out/{RULE}`: {{"summary": one sentence on the hidden rule, "params": {{...}}}}'
+    )
     if bp.dna.modality == "image":
         size = int(bp.params.get("size", 16))
-        lines.append(f"- `out/public/{IMAGE_DIR}/<id>.png`: one {size}x{size} grayscale PNG per train and test row")
+        lines.append(
+            f"- `out/public/{IMAGE_DIR}/<id>.png`: one {size}x{size} grayscale PNG per train and test row"
+        )
     return "\n".join(lines)
 
 
@@ -76,7 +83,11 @@ def blueprint_problems(bp: Blueprint) -> list[str]:
     wanted = 1 if dna.task_type == "binary" or dna.target_kind == "label" else dna.n_outputs
     if len(d.target_columns) != wanted:
         problems.append(f"target_columns needs {wanted} column(s), got {len(d.target_columns)}")
-    if dna.task_type == "multiclass" and dna.target_kind == "prob" and d.target_columns != d.class_names:
+    if (
+        dna.task_type == "multiclass"
+        and dna.target_kind == "prob"
+        and d.target_columns != d.class_names
+    ):
         problems.append("target_columns must equal class_names for class probabilities")
     if not all(feature_columns(bp)):
         problems.append(f"the {dna.modality} modality needs its text/series column named")
@@ -85,7 +96,7 @@ def blueprint_problems(bp: Blueprint) -> list[str]:
     if dna.modality == "image" and "size" not in bp.params:
         problems.append("images need params.size")
     names = expected_columns(bp)[TRAIN]
-    if len(set(names)) != len(names) or set(d.target_columns) & set(names[: len(names) - 1]):
+    if len(set(names)) != len(names) or set(d.target_columns) & {d.id_column, *feature_columns(bp)}:
         problems.append("id, feature and target column names must all differ")
     return problems
 
@@ -149,7 +160,9 @@ def _rule(data: bytes, code: str) -> HiddenRule:
         payload = json.loads(data)
         summary, params = str(payload["summary"]), dict(payload.get("params", {}))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ContractError(f"out/{RULE} must be {{'summary': str, 'params': dict}}: {exc}") from None
+        raise ContractError(
+            f"out/{RULE} must be {{'summary': str, 'params': dict}}: {exc}"
+        ) from None
     # The code is the rule's full statement; keeping it here lets the sanity gate replay it.
     return HiddenRule(kind="llm-code", summary=summary, params={**params, "code": code})
 

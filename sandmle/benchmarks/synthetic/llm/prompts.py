@@ -78,7 +78,7 @@ Do not name any file or column that is not listed above."""
 def structure_rules(modality: str, task_type: str, n_outputs: int) -> str:
     """What the domain's names must look like for this structure."""
     counts = {
-        "binary": f"class_names has 2 names; target_columns has 1 column (is_<second class>)",
+        "binary": "class_names has 2 names; target_columns has 1 column (is_<second class>)",
         "multiclass": f"class_names has {n_outputs} names; target_columns is the class names "
         "for probability targets, else one label column",
         "multilabel": f"class_names has {n_outputs} names; target_columns is the same names",

@@ -28,7 +28,9 @@ def run_generation_code(
     code: str, timeout_s: int = DEFAULT_TIMEOUT_S, base_dir: Path | None = None
 ) -> dict[str, bytes]:
     """Run ``code`` in a fresh sandbox; the files it wrote under ``out/``, by relative path."""
-    limits = SandboxLimits(command_timeout_s=timeout_s, cpu_time_s=max(timeout_s, 60))
+    limits = SandboxLimits(
+        command_timeout_s=timeout_s, cpu_time_s=max(timeout_s, 60), poll_interval_s=0.1
+    )
     config = BwrapConfig(limits=limits, base_dir=base_dir)
     return asyncio.run(_run(code, config))
 

@@ -1,0 +1,105 @@
+"""Cold and warm load time of the leaderboard over 1,000 logs (JSON on stdout).
+
+One real offline eval log is copied 1,000 times with varied model, scaffold and checkpoint
+names written into each copy's header. Cold: a fresh ``LogCache`` reads every log. Warm: the
+same cache loads again with nothing changed. Incremental: one log is added, then loaded.
+
+    python bench/leaderboard_load.py [--logs 1000] [--out result.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+from inspect_ai import eval as inspect_eval
+
+from sandmle.benchmarks.synthetic.task import synthetic
+from sandmle.harness.solvers import copy_sample_submission
+from sandmle.leaderboard.logs import LogCache
+
+FIXTURES = Path(__file__).parents[1] / "tests" / "fixtures" / "competitions"
+MODELS = 25
+SCAFFOLDS = ("aide", "aira", "react", "copy_sample_submission")
+
+
+def real_log(work: Path) -> Path:
+    """One log of a real offline eval of both fixture competitions."""
+    pack = work / "pack"
+    for name in ("plant-watering", "bike-rentals"):
+        shutil.copytree(FIXTURES / name, pack / name)
+    (log,) = inspect_eval(
+        synthetic(pack=str(pack)),
+        model="mockllm/model",
+        solver=copy_sample_submission(),
+        log_dir=str(work / "seed"),
+        display="none",
+    )
+    return Path(log.location)
+
+
+def varied_copy(source: Path, dest: Path, i: int) -> None:
+    """``source`` with another model, scaffold and eval id in its header."""
+    with zipfile.ZipFile(source) as src:
+        entries = {name: src.read(name) for name in src.namelist()}
+    header = json.loads(entries["header.json"])
+    step = 100 * (i % 10)
+    header["eval"]["model"] = f"mockllm/org/model-{i % MODELS}/checkpoint-{step}"
+    header["eval"]["solver"] = f"sandmle/{SCAFFOLDS[i % len(SCAFFOLDS)]}"
+    header["eval"]["eval_id"] = f"bench{i:06d}"
+    entries["header.json"] = json.dumps(header).encode()
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as out:
+        for name, data in entries.items():
+            out.writestr(name, data)
+
+
+def make_logs(source: Path, log_dir: Path, count: int) -> None:
+    log_dir.mkdir(parents=True)
+    stem = source.stem.rsplit("_", 1)[0]
+    for i in range(count):
+        varied_copy(source, log_dir / f"{stem}_bench{i:06d}.eval", i)
+
+
+def timed(cache: LogCache, log_dir: Path) -> tuple[float, int]:
+    start = time.perf_counter()
+    loaded = cache.load([log_dir])
+    return time.perf_counter() - start, len(loaded.runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--logs", type=int, default=1000)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="sandmle-lb-bench-") as tmp:
+        work = Path(tmp)
+        source = real_log(work)
+        log_dir = work / "logs"
+        make_logs(source, log_dir, args.logs)
+        cache = LogCache()
+        cold, runs = timed(cache, log_dir)
+        warm, _ = timed(cache, log_dir)
+        varied_copy(source, log_dir / f"{source.stem}_new.eval", args.logs)
+        incremental, _ = timed(cache, log_dir)
+    result = {
+        "logs": args.logs,
+        "runs_loaded": runs,
+        "cold_s": round(cold, 3),
+        "warm_s": round(warm, 4),
+        "incremental_one_new_s": round(incremental, 4),
+        "aim": {"cold_s": 5.0, "warm_s": 0.5},
+        "meets_aim": cold < 5.0 and warm < 0.5,
+    }
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

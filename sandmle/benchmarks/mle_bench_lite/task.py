@@ -1,0 +1,233 @@
+"""``sandmle/mle_bench_lite`` and ``sandmle/mle_bench``: MLE-bench's prepared data as Inspect tasks.
+
+Data comes from ``mlebench prepare`` (``<data_dir>/<id>/prepared/{public,private}``), by
+default MLE-bench's own location: ``mlebench/registry.py`` sets
+``DEFAULT_DATA_DIR = Path(appdirs.user_cache_dir()) / "mle-bench" / "data"``, i.e.
+``~/.cache/mle-bench/data`` on Linux (``$XDG_CACHE_HOME`` if set), ``~/Library/Caches/mle-bench/data``
+on macOS and ``%LOCALAPPDATA%\\mle-bench\\data`` on Windows.
+
+A competition whose data is not prepared is left out with a warning naming it, and its reason is
+kept in the task metadata (``excluded``), so it never counts as a failed sample. The two
+competitions whose Kaggle rules can no longer be accepted stay in the split, flagged in their
+sample metadata (``rules_unavailable``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task, task_with
+
+import sandmle.benchmarks.mle_bench_lite.graders  # noqa: F401  (registers the graders)
+from sandmle.benchmarks.mle_bench_lite.competitions import (
+    BENCHMARK,
+    is_prepared,
+    lite_competitions,
+    split_ids,
+)
+from sandmle.benchmarks.mle_bench_lite.cross_check import (
+    cross_checked_medal_scorer,
+    mlebench_available,
+)
+from sandmle.errors import CompetitionError, SandmleError
+from sandmle.harness.competition import CONFIG_FILE, Competition, load_competition
+from sandmle.harness.selection import parse_task_ids
+from sandmle.harness.task import (
+    DEFAULT_DISK_MB,
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_MESSAGE_LIMIT,
+    DEFAULT_TIME_LIMIT,
+    SandboxType,
+    competition_task,
+)
+from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT
+
+logger = logging.getLogger(__name__)
+
+
+def default_data_dir() -> Path:
+    """MLE-bench's default data dir: ``appdirs.user_cache_dir()/mle-bench/data``."""
+    if sys.platform == "darwin":
+        cache = Path.home() / "Library" / "Caches"
+    elif os.name == "nt":
+        cache = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+    else:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return (cache / "mle-bench" / "data").resolve()
+
+
+def competition_ids(split: str, competitions: str | list[str] | None) -> list[str]:
+    """The split's ids (a split name or a split file), narrowed to ``competitions`` if given."""
+    ids = split_ids(split) if not Path(split).suffix else parse_task_ids(split) or []
+    chosen = parse_task_ids(competitions)
+    if chosen is None:
+        return ids
+    unknown = [c for c in chosen if c not in ids]
+    if unknown:
+        raise SandmleError(f"not in split {split!r}: {', '.join(unknown)}")
+    return chosen
+
+
+def exclusion_reason(folder: Path) -> str | None:
+    """Why ``folder`` cannot be a sample, or None when it loads as a competition."""
+    cid = folder.name
+    if not is_prepared(folder):
+        hint = f"run `mlebench prepare -c {cid} --data-dir {folder.parent}`"
+        lite = lite_competitions().get(cid)
+        if lite is not None and lite.rules_unavailable:
+            hint += " (Kaggle no longer lets new users accept its rules; use data prepared earlier)"
+        return f"MLE-bench data for {cid} is not prepared under {folder.parent}: {hint}"
+    if cid not in lite_competitions() and not (folder / CONFIG_FILE).is_file():
+        return f"{cid} has no sandmle grader (only the 22 MLE-bench-lite competitions are graded)"
+    return None
+
+
+def load_split(data_dir: Path, ids: list[str]) -> tuple[list[Competition], dict[str, str]]:
+    """The loadable competitions and, for the rest, why each was left out."""
+    loaded: list[Competition] = []
+    excluded: dict[str, str] = {}
+    for cid in ids:
+        reason = exclusion_reason(data_dir / cid)
+        if reason is None:
+            try:
+                loaded.append(load_competition(data_dir / cid))
+                continue
+            except CompetitionError as exc:
+                reason = str(exc)
+        logger.warning("leaving %s out of the dataset: %s", cid, reason)
+        excluded[cid] = reason
+    if not loaded:
+        raise SandmleError(
+            f"no competition of the split is prepared under {data_dir}; "
+            f"first: {next(iter(excluded.values()), 'empty split')}"
+        )
+    return loaded, excluded
+
+
+def flag_samples(task_: Task) -> None:
+    """Copy each competition's benchmark flags into its sample's metadata."""
+    for sample in task_.dataset:
+        lite = lite_competitions().get(str(sample.id))
+        metadata = sample.metadata if sample.metadata is not None else {}
+        metadata["benchmark"] = BENCHMARK if lite else "mle-bench"
+        metadata["rules_unavailable"] = bool(lite and lite.rules_unavailable)
+        metadata["awards_medals"] = bool(lite and lite.awards_medals)
+        sample.metadata = metadata
+
+
+def build_task(
+    split: str,
+    data_dir: str | None,
+    competitions: str | list[str] | None,
+    cross_check: bool,
+    **options: Any,
+) -> Task:
+    """The task both ``mle_bench`` and ``mle_bench_lite`` return; ``options`` go to
+    :func:`~sandmle.harness.task.competition_task` (sandbox and limits)."""
+    root = Path(data_dir).expanduser().resolve() if data_dir else default_data_dir()
+    loaded, excluded = load_split(root, competition_ids(split, competitions))
+    if cross_check and not mlebench_available():
+        logger.warning("cross_check: the mlebench package is not importable; grading without it")
+    lite = split in ("lite", "low")
+    built = competition_task(
+        loaded,
+        name="mle_bench_lite" if lite else "mle_bench",
+        metadata={
+            "benchmark": BENCHMARK if lite else "mle-bench",
+            "split": split,
+            "data_dir": str(root),
+            "excluded": excluded,
+            "cross_check": cross_check,
+        },
+        **options,
+    )
+    flag_samples(built)
+    return task_with(built, scorer=cross_checked_medal_scorer()) if cross_check else built
+
+
+@task
+def mle_bench(
+    split: str = "lite",
+    data_dir: str | None = None,
+    competitions: str | list[str] | None = None,
+    cross_check: bool = False,
+    sandbox: SandboxType = "bwrap",
+    time_limit: int | None = DEFAULT_TIME_LIMIT,
+    message_limit: int | None = DEFAULT_MESSAGE_LIMIT,
+    token_limit: int | None = None,
+    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    max_processes: int = DEFAULT_MAX_PROCESSES,
+    disk_mb: int = DEFAULT_DISK_MB,
+    epochs: int = 1,
+) -> Task:
+    """MLE-bench competitions prepared by ``mlebench prepare``, one sample per competition.
+
+    Args:
+        split: ``lite`` (= ``low``), ``dev``, ``medium``, ``high``, or a split file (one id a line).
+        data_dir: MLE-bench's data dir; its default location (``~/.cache/mle-bench/data``) if omitted.
+        competitions: Only these ids of the split (comma-separated or a list).
+        cross_check: Also grade with MLE-bench's grader where ``mlebench`` is importable.
+        sandbox: ``bwrap`` (default, isolated), ``docker``, or ``local`` (no isolation).
+        time_limit: Wall-clock seconds per sample.
+        message_limit: Messages per sample.
+        token_limit: Tokens per sample.
+        command_timeout: Seconds per bash/python call.
+        memory_mb: Memory cap per process in the sandbox.
+        max_processes: Process cap in the sandbox.
+        disk_mb: Disk quota of the sample's writable dirs.
+        epochs: Runs per sample.
+    """
+    return build_task(
+        split,
+        data_dir,
+        competitions,
+        cross_check,
+        sandbox=sandbox,
+        time_limit=time_limit,
+        message_limit=message_limit,
+        token_limit=token_limit,
+        command_timeout=command_timeout,
+        memory_mb=memory_mb,
+        max_processes=max_processes,
+        disk_mb=disk_mb,
+        epochs=epochs,
+    )
+
+
+@task
+def mle_bench_lite(
+    data_dir: str | None = None,
+    competitions: str | list[str] | None = None,
+    cross_check: bool = False,
+    sandbox: SandboxType = "bwrap",
+    time_limit: int | None = DEFAULT_TIME_LIMIT,
+    message_limit: int | None = DEFAULT_MESSAGE_LIMIT,
+    token_limit: int | None = None,
+    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    max_processes: int = DEFAULT_MAX_PROCESSES,
+    disk_mb: int = DEFAULT_DISK_MB,
+    epochs: int = 1,
+) -> Task:
+    """The 22 MLE-bench-lite competitions (``mle_bench`` with ``split=lite``); same arguments."""
+    return build_task(
+        "lite",
+        data_dir,
+        competitions,
+        cross_check,
+        sandbox=sandbox,
+        time_limit=time_limit,
+        message_limit=message_limit,
+        token_limit=token_limit,
+        command_timeout=command_timeout,
+        memory_mb=memory_mb,
+        max_processes=max_processes,
+        disk_mb=disk_mb,
+        epochs=epochs,
+    )

@@ -1,0 +1,106 @@
+"""``sandmle/mle_dojo``: MLE-Dojo's prepared competitions as an Inspect task.
+
+Scores carry the medal flags (thresholds from the private board by MLE-bench's rule) and
+``human_rank``, MLE-Dojo's HumanRank: the position score averaged over the private and public
+boards. A competition that is not prepared, or that nothing can grade, is left out with a
+warning naming it and its reason in the task metadata (``excluded``).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from inspect_ai import Task, task
+
+import sandmle.benchmarks.mle_bench_lite.graders  # noqa: F401  (registers the lite graders)
+import sandmle.benchmarks.mle_dojo.graders  # noqa: F401  (registers mle-dojo/native)
+from sandmle.benchmarks.mle_dojo.competitions import (
+    BENCHMARK,
+    DEFAULT_DATA_DIR,
+    load_dojo_competition,
+    prepared_ids,
+)
+from sandmle.errors import CompetitionError, SandmleError
+from sandmle.harness.competition import Competition
+from sandmle.harness.selection import parse_task_ids
+from sandmle.harness.task import (
+    DEFAULT_DISK_MB,
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_MESSAGE_LIMIT,
+    DEFAULT_TIME_LIMIT,
+    SandboxType,
+    competition_task,
+)
+from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT
+
+logger = logging.getLogger(__name__)
+
+
+def load_dojo(data_dir: Path, ids: list[str]) -> tuple[list[Competition], dict[str, str]]:
+    """The gradable competitions among ``ids`` and, for the rest, why each was left out."""
+    loaded: list[Competition] = []
+    excluded: dict[str, str] = {}
+    for cid in ids:
+        try:
+            loaded.append(load_dojo_competition(data_dir / cid))
+        except CompetitionError as exc:
+            logger.warning("leaving %s out of the dataset: %s", cid, exc)
+            excluded[cid] = str(exc)
+    if not loaded:
+        detail = next(iter(excluded.values()), "no prepared competition found")
+        raise SandmleError(f"no gradable MLE-Dojo competition under {data_dir}; {detail}")
+    return loaded, excluded
+
+
+@task
+def mle_dojo(
+    data_dir: str | None = None,
+    competitions: str | list[str] | None = None,
+    sandbox: SandboxType = "bwrap",
+    time_limit: int | None = DEFAULT_TIME_LIMIT,
+    message_limit: int | None = DEFAULT_MESSAGE_LIMIT,
+    token_limit: int | None = None,
+    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    max_processes: int = DEFAULT_MAX_PROCESSES,
+    disk_mb: int = DEFAULT_DISK_MB,
+    epochs: int = 1,
+) -> Task:
+    """MLE-Dojo competitions prepared by MLE-Dojo's ``prepare/mle.py``, one sample each.
+
+    The agent is the standard tool loop unless ``--solver sandmle/dojo`` picks Dojo's own loop.
+
+    Args:
+        data_dir: MLE-Dojo's data dir; ``./data/prepared`` (MLE-Dojo's default) if omitted.
+        competitions: Ids (comma-separated, a list, or a split file); every prepared one if omitted.
+        sandbox: ``bwrap`` (default, isolated), ``docker``, or ``local`` (no isolation).
+        time_limit: Wall-clock seconds per sample.
+        message_limit: Messages per sample.
+        token_limit: Tokens per sample.
+        command_timeout: Seconds per bash/python call.
+        memory_mb: Memory cap per process in the sandbox.
+        max_processes: Process cap in the sandbox.
+        disk_mb: Disk quota of the sample's writable dirs.
+        epochs: Runs per sample.
+    """
+    root = Path(data_dir or DEFAULT_DATA_DIR).expanduser().resolve()
+    if not root.is_dir():
+        raise SandmleError(f"MLE-Dojo data dir {root} does not exist (set -T data_dir=...)")
+    ids = parse_task_ids(competitions) or prepared_ids(root)
+    loaded, excluded = load_dojo(root, ids)
+    return competition_task(
+        loaded,
+        name="mle_dojo",
+        sandbox=sandbox,
+        time_limit=time_limit,
+        message_limit=message_limit,
+        token_limit=token_limit,
+        command_timeout=command_timeout,
+        memory_mb=memory_mb,
+        max_processes=max_processes,
+        disk_mb=disk_mb,
+        epochs=epochs,
+        metadata={"benchmark": BENCHMARK, "data_dir": str(root), "excluded": excluded},
+    )

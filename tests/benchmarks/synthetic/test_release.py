@@ -1,0 +1,141 @@
+"""``synth import --format sandmle-release``: a fake release task, converted and graded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from sandmle.benchmarks.synthetic.cli import synth_app
+from sandmle.benchmarks.synthetic.release import import_release
+from sandmle.errors import SandmleError
+from sandmle.harness.competition import load_competition
+from sandmle.harness.grading import grade_csv
+
+EVALUATOR = """\
+import argparse
+import json
+
+import pandas as pd
+SCORER
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--submission_path", required=True)
+args = parser.parse_args()
+answers = pd.read_csv("answer.csv")
+submission = pd.read_csv(args.submission_path)
+merged = answers.merge(submission, on="id", suffixes=("_true", "_pred"))
+if len(merged) != len(answers) or len(submission) != len(answers):
+    print(json.dumps({"score": None, "error": "submission ids do not match answer.csv"}))
+    raise SystemExit(0)
+print(json.dumps({
+    "score": float(score(merged["label_true"], merged["label_pred"])),
+    "is_lower_better": False,
+    "gold_threshold": 0.9, "silver_threshold": 0.8,
+    "bronze_threshold": 0.7, "median_threshold": 0.55,
+}))
+"""
+SKLEARN = "from sklearn.metrics import accuracy_score as score"
+CUSTOM = "def score(t, p):\n    return 0.25 + 0.75 * (t == p).mean() ** 2  # a house metric"
+LABELS = ["cat", "dog", "owl"]
+
+
+def make_release(root: Path, scorer: str = SKLEARN, name: str = "animal-sounds") -> Path:
+    public = root / name / "prepared/public"
+    public.mkdir(parents=True)
+    ids = list(range(100, 130))
+    labels = [LABELS[(i * 7) % 3] for i in ids]
+    pd.DataFrame({"id": ids, "x": [i % 5 for i in ids]}).to_csv(public / "test.csv", index=False)
+    pd.DataFrame({"id": ids, "label": labels}).to_csv(public / "answer.csv", index=False)
+    pd.DataFrame({"id": ids, "label": "cat"}).to_csv(public / "sample_submission.csv", index=False)
+    (public / "description.md").write_text("# Animal Sounds\n\nGuess the animal.\n")
+    (public / "evaluator.py").write_text(EVALUATOR.replace("SCORER", scorer))
+    return root / name
+
+
+def run_original(task: Path, submission: Path) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "evaluator.py", "--submission_path", str(submission)],
+        cwd=task / "prepared/public", capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(proc.stdout)
+
+
+def submissions(tmp_path: Path) -> list[Path]:
+    ids = list(range(100, 130))
+    rows = {
+        "perfect": [LABELS[(i * 7) % 3] for i in ids],
+        "mixed": [LABELS[i % 3] for i in ids],
+        "dogs": ["dog"] * len(ids),
+    }
+    paths = []
+    for name, labels in rows.items():
+        paths.append(tmp_path / f"{name}.csv")
+        pd.DataFrame({"id": ids, "label": labels}).to_csv(paths[-1], index=False)
+    return paths
+
+
+@pytest.mark.parametrize(
+    ("scorer", "metric"), [(SKLEARN, "accuracy"), (CUSTOM, "sandmle_release_evaluator")]
+)
+def test_converted_task_grades_like_the_evaluator(tmp_path: Path, scorer: str, metric: str):
+    task = make_release(tmp_path / "release", scorer)
+    assert import_release(tmp_path / "release", tmp_path / "out") == ["animal-sounds"]
+    competition = load_competition(tmp_path / "out/animal-sounds")
+    assert competition.config.metric == metric
+    t = competition.config.thresholds
+    assert (t.gold, t.silver, t.bronze, t.median) == (0.9, 0.8, 0.7, 0.55)
+    for path in submissions(tmp_path):
+        report = grade_csv(path, competition)
+        assert report.valid_submission
+        assert report.score == round(run_original(task, path)["score"], 5)  # graded at 5 decimals
+
+
+def test_no_answer_or_evaluator_stays_public(tmp_path: Path):
+    make_release(tmp_path / "release")
+    import_release(tmp_path / "release", tmp_path / "out")
+    root = tmp_path / "out/animal-sounds"
+    public = sorted(p.name for p in (root / "prepared/public").iterdir())
+    assert public == ["description.md", "sample_submission.csv", "test.csv"]
+    assert (root / "prepared/private/answers.csv").is_file()
+    assert (root / "prepared/private/evaluator.py").is_file()
+    assert (tmp_path / "release/animal-sounds/prepared/public/answer.csv").is_file()  # source kept
+
+
+def test_wrapped_evaluator_reports_its_error_as_invalid(tmp_path: Path):
+    make_release(tmp_path / "release", CUSTOM)
+    import_release(tmp_path / "release", tmp_path / "out")
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"id": [1, 2], "label": ["cat", "dog"]}).to_csv(bad, index=False)
+    report = grade_csv(bad, load_competition(tmp_path / "out/animal-sounds"))
+    assert not report.valid_submission
+    assert "submission ids do not match answer.csv" in report.invalid_reason
+
+
+@pytest.mark.parametrize("missing", ["evaluator.py", "answer.csv"])
+def test_missing_release_files_are_one_line_errors(tmp_path: Path, missing: str):
+    task = make_release(tmp_path / "release")
+    (task / "prepared/public" / missing).unlink()
+    with pytest.raises(SandmleError, match=f"animal-sounds: missing prepared/public/{missing}$"):
+        import_release(tmp_path / "release", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_import(tmp_path: Path):
+    make_release(tmp_path / "release")
+    runner = CliRunner()
+    args = ["import", str(tmp_path / "release"), "--format", "sandmle-release"]
+    result = runner.invoke(synth_app, [*args, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "imported 1 task(s)" in result.output
+    result = runner.invoke(synth_app, [*args, "--out", str(tmp_path / "out")])
+    assert result.exit_code != 0 and "is not empty" in str(result.exception)
+    result = runner.invoke(
+        synth_app, [*args[:2], "--format", "kaggle", "--out", str(tmp_path / "o2")]
+    )
+    assert result.exit_code != 0

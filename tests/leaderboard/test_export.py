@@ -1,0 +1,68 @@
+"""The static HTML report and the ``leaderboard`` typer sub-app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from sandmle.leaderboard import cli
+from sandmle.leaderboard.export import export_html
+
+from .conftest import CHECKPOINTS, MODELS
+
+
+def test_export_is_one_self_contained_file(log_dir: Path, tmp_path: Path) -> None:
+    html = export_html([log_dir], tmp_path / "out" / "report.html").read_text()
+    for model in (*MODELS, *CHECKPOINTS):
+        assert model in html
+    assert html.count('class="plotly-graph-div"') >= 4
+    assert "<script src=" not in html  # plotly.js is inlined, not fetched
+    assert html.count("Plotly.newPlot") >= 4 and "100.0 ± 0.0" in html
+
+
+def _root() -> typer.Typer:
+    root = typer.Typer()
+
+    @root.callback()
+    def _main() -> None: ...
+
+    root.add_typer(cli.leaderboard_app, name="leaderboard")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "dirs", "port"),
+    [
+        (["leaderboard", "logs-a", "logs-b", "--port", "9000"], ["logs-a", "logs-b"], "9000"),
+        (["leaderboard"], ["logs"], "8501"),
+        (["leaderboard", "--port", "9001"], ["logs"], "9001"),
+        (["leaderboard", "serve", "x"], ["x"], "8501"),
+    ],
+)
+def test_leaderboard_serves_by_default(
+    monkeypatch: pytest.MonkeyPatch, args: list[str], dirs: list[str], port: str
+) -> None:
+    monkeypatch.delenv("INSPECT_LOG_DIR", raising=False)
+    calls: list[list[str]] = []
+    monkeypatch.setattr(
+        cli.subprocess,
+        "run",
+        lambda cmd, check: calls.append(cmd) or type("R", (), {"returncode": 0}),
+    )
+    result = CliRunner().invoke(_root(), args)
+    assert result.exit_code == 0, result.output
+    (command,) = calls
+    assert command[3:5] == ["run", str(cli.APP_FILE)]
+    assert command[command.index("--server.port") + 1] == port
+    assert command[command.index("--") + 1 :] == dirs
+
+
+def test_leaderboard_export_command(log_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(_root(), ["leaderboard", "export", str(log_dir), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert MODELS[0] in out.read_text()
+    assert "export" in CliRunner().invoke(_root(), ["leaderboard", "--help"]).output
