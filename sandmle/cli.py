@@ -112,7 +112,10 @@ def eval_command(
 def _mount_subapps() -> None:
     from sandmle.benchmarks.synthetic.cli import synth_app
 
+    from sandmle.leaderboard.cli import leaderboard_app
+
     app.add_typer(synth_app, name="synth", help="Generate and check synthetic sandbox packs.")
+    app.add_typer(leaderboard_app, name="leaderboard")
 
 
 _mount_subapps()

@@ -29,8 +29,9 @@ def score(name: str, y_true: object, y_pred: object) -> float:
 
 
 def test_registry_lists_every_metric_with_its_direction_and_shape() -> None:
-    assert set(metric_names()) == HIGHER | LOWER
-    for name in metric_names():
+    # benchmarks may register metrics of their own; the core set must be there as specified
+    assert HIGHER | LOWER <= set(metric_names())
+    for name in HIGHER | LOWER:
         spec = get_metric(name)
         assert spec.lower_is_better is (name in LOWER)
         assert spec.multi_column is (name in MULTI)

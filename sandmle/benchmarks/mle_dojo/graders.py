@@ -15,30 +15,26 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sandmle.benchmarks.mle_dojo.competitions import (
-    NATIVE_GRADER,
-    NATIVE_METRIC,
-    mledojo_metric_class,
-)
+from sandmle.benchmarks.mle_dojo import competitions as dojo
 from sandmle.errors import CompetitionError, InvalidSubmission
 from sandmle.harness.competition import CompetitionConfig
 from sandmle.harness.graders import grader
 from sandmle.harness.metrics import metric
 
 
-@metric(NATIVE_METRIC, lower_is_better=False)
+@metric(dojo.NATIVE_METRIC, lower_is_better=False)
 def mle_dojo_metric(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     """Placeholder name for "MLE-Dojo's metric class decides"; see the ``mle-dojo/native`` grader."""
     raise CompetitionError("metric 'mle_dojo' is computed by the mle-dojo/native grader only")
 
 
-@grader(NATIVE_GRADER)
+@grader(dojo.NATIVE_GRADER)
 def native_grader(
     submission: pd.DataFrame, answers: pd.DataFrame, config: CompetitionConfig
 ) -> float:
     """Options: ``competition`` (MLE-Dojo's competition id; the config id by default)."""
     competition_id = str(config.grader.options.get("competition", config.id))
-    metric_class = mledojo_metric_class(competition_id)
+    metric_class = dojo.mledojo_metric_class(competition_id)
     if metric_class is None:
         raise CompetitionError(
             f"{competition_id}: MLE-Dojo's metric class is unavailable (install the mledojo package)"

@@ -87,6 +87,9 @@ def test_heuristic_policy_runs(replicas: Path, tmp_path: Path) -> None:
     )[0]
     assert log.status == "success", log.error
     assert log.samples is not None and len(log.samples) == 2
+    for sample in log.samples:  # the reference policy trains a model and hands in valid files
+        value = sample.scores["medal_scorer"].value
+        assert isinstance(value, dict) and value["valid_submission"] == 1.0, sample.id
 
 
 def test_unprepared_competitions_are_left_out_with_a_reason(

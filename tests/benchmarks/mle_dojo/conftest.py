@@ -1,0 +1,31 @@
+"""The micro replicas in MLE-Dojo's layout, and views kept under the test's tmp dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandmle.benchmarks.mle_bench_lite import thresholds
+from sandmle.benchmarks.mle_bench_lite.replicas import DOJO_SUBDIR, build_replicas
+from sandmle.benchmarks.mle_dojo.competitions import VIEWS_ENV
+
+DOJO_IDS = [
+    "spooky-author-identification",
+    "aerial-cactus-identification",
+    "new-york-city-taxi-fare-prediction",
+    "text-normalization-challenge-english-language",
+]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(VIEWS_ENV, str(tmp_path / "views"))
+    monkeypatch.setattr(thresholds, "_package_dir", lambda: None)
+
+
+@pytest.fixture(scope="module")
+def dojo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("replicas")
+    build_replicas(out, DOJO_IDS + ["siim-isic-melanoma-classification"], dojo=True)
+    return out / DOJO_SUBDIR
