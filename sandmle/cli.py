@@ -122,6 +122,19 @@ _mount_subapps()
 
 
 @app.command()
+def demo(
+    log_dir: Annotated[Path, typer.Option(help="Where the demo's logs go.")] = Path("logs/demo"),
+    full: Annotated[
+        bool, typer.Option(help="All 12 tasks and default search budgets (much longer).")
+    ] = False,
+) -> None:
+    """Evaluate the reference policies under every scaffold on the built-in pack, offline."""
+    from sandmle.study.demo import run_demo
+
+    raise typer.Exit(0 if run_demo(log_dir, full) else 1)
+
+
+@app.command()
 def study(
     config: Annotated[Path, typer.Argument(help="Study file, e.g. configs/study/cpu.yaml.")],
 ) -> None:
@@ -129,9 +142,12 @@ def study(
     from sandmle.study.config import load_study
     from sandmle.study.runner import run_study
 
+    from sandmle.study.report import write_report
+
     spec = load_study(config)
     ok = run_study(spec)
-    typer.echo(f"logs: {spec.resolved_log_dir()}")
+    html = write_report(spec.resolved_log_dir())
+    typer.echo(f"logs: {spec.resolved_log_dir()}\nreport: {html}")
     raise typer.Exit(0 if ok else 1)
 
 

@@ -167,7 +167,10 @@ def parse_config(data: Any, source: str = CONFIG_FILE) -> CompetitionConfig:
 
 def _check_metric(config: CompetitionConfig, source: str) -> None:
     from sandmle.harness.metrics import metric_names
+    from sandmle.harness.plugins import GRADER_PLUGINS, load_plugins
 
+    if config.metric not in metric_names():
+        load_plugins(GRADER_PLUGINS)  # benchmarks may register metrics beside their graders
     if config.metric not in metric_names():
         known = ", ".join(sorted(metric_names()))
         raise CompetitionError(f"{source}: metric {config.metric!r} is unknown (known: {known})")

@@ -67,4 +67,6 @@ def test_one_sft_step_on_a_real_log(tiny_model: Path, pack_dir: Path, tmp_path: 
     )
     folder = train_sft(run)
     assert (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
-    assert (folder / "model.safetensors").read_bytes() != (tiny_model / "model.safetensors").read_bytes()
+    assert (folder / "model.safetensors").read_bytes() != (
+        tiny_model / "model.safetensors"
+    ).read_bytes()

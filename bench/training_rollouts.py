@@ -1,0 +1,144 @@
+"""Rollout throughput and the anatomy of a GRPO step, on this machine. Prints JSON.
+
+1. Episodes and environment steps (tool calls) per minute, by number of parallel sandboxes,
+   with the heuristic policy (``sandmle/heuristic``, skipped when absent) and with the tiny
+   local model behind the training policy API: both through the same Inspect episodes.
+2. The share of a training step spent in generation, in the environment (sandboxes, tools,
+   grading) and in optimisation, from TRL's logged metrics of a few tiny-model GRPO steps.
+
+Usage: python bench/training_rollouts.py [--episodes N] [--parallel 1,2,4] [--steps S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from inspect_ai import eval as inspect_eval
+
+from sandmle.training.rollouts import RolloutSettings, run_episodes, training_task
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "competitions"
+TASKS = ["plant-watering", "bike-rentals"]
+
+
+def make_pack(root: Path) -> Path:
+    for name in TASKS:
+        shutil.copytree(FIXTURES / name, root / "pack" / name)
+    return root / "pack"
+
+
+def rates(episodes: int, env_steps: int, seconds: float) -> dict[str, float]:
+    return {
+        "episodes": episodes,
+        "env_steps": env_steps,
+        "seconds": round(seconds, 2),
+        "episodes_per_min": round(60 * episodes / seconds, 2),
+        "env_steps_per_min": round(60 * env_steps / seconds, 2),
+    }
+
+
+def heuristic_run(settings: RolloutSettings, ids: list[str], log_dir: Path) -> dict | None:
+    try:
+        import sandmle.scaffolds.policies.provider  # noqa: F401 - registers sandmle/heuristic
+    except ImportError:
+        return None
+    start = time.perf_counter()
+    (log,) = inspect_eval(
+        training_task(settings, ids),
+        model="sandmle/heuristic",
+        log_dir=str(log_dir),
+        display="none",
+        max_samples=settings.parallel_sandboxes,
+        max_sandboxes=settings.parallel_sandboxes,
+    )
+    steps = sum(1 for s in log.samples or [] for m in s.messages if m.role == "tool")
+    return rates(len(ids), steps, time.perf_counter() - start)
+
+
+def tiny_run(model_dir: Path, settings: RolloutSettings, ids: list[str], log_dir: Path) -> dict:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from sandmle.training.generators import TransformersGenerator
+    from sandmle.training.policy_api import PolicySession
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    session = PolicySession(
+        TransformersGenerator(model, tokenizer),
+        tokenizer,
+        settings.max_turn_tokens,
+        settings.max_episode_tokens,
+    )
+    start = time.perf_counter()
+    results = run_episodes(ids, session, settings, log_dir)
+    return rates(len(ids), sum(r.env_steps for r in results), time.perf_counter() - start)
+
+
+def step_shares(model_dir: Path, pack: Path, out: Path, steps: int) -> dict:
+    from sandmle.training.grpo import build_trainer, load_grpo_config
+
+    config = load_grpo_config(
+        ROOT / "configs/train/tiny-cpu.yaml",
+        output_dir=str(out),
+        max_steps=steps,
+        save_strategy="no",
+    )
+    config.model_name_or_path = str(model_dir)
+    config.rollout = config.rollout.model_copy(update={"pack": str(pack)})
+    trainer = build_trainer(config)
+    trainer.train()
+    logged = [h for h in trainer.state.log_history if "rollout/seconds" in h]
+    total = sum(h["step_time"] for h in logged)
+    generation = sum(h["rollout/generation_seconds"] for h in logged)
+    environment = sum(h["rollout/environment_seconds"] for h in logged)
+    optimisation = max(total - generation - environment, 0.0)
+    return {
+        "steps": len(logged),
+        "seconds_per_step": round(total / max(len(logged), 1), 2),
+        "share_generation": round(generation / total, 3),
+        "share_environment": round(environment / total, 3),
+        "share_optimisation": round(optimisation / total, 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=4)
+    parser.add_argument("--parallel", default="1,2,4")
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--turns", type=int, default=4)
+    args = parser.parse_args()
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from sandmle.training.tiny import build_tiny_model
+
+    with tempfile.TemporaryDirectory(prefix="sandmle-bench-") as tmp:
+        root = Path(tmp)
+        pack, model_dir = make_pack(root), build_tiny_model(root / "tiny")
+        ids = [TASKS[i % len(TASKS)] for i in range(args.episodes)]
+        throughput: dict[str, dict[str, dict | None]] = {"heuristic": {}, "tiny_model": {}}
+        for n in map(int, args.parallel.split(",")):
+            settings = RolloutSettings(
+                pack=str(pack), parallel_sandboxes=n, max_turns=args.turns, max_turn_tokens=32,
+                max_episode_tokens=8192, command_timeout=120, memory_mb=4096,
+            )  # fmt: skip
+            throughput["heuristic"][str(n)] = heuristic_run(settings, ids, root / f"h{n}")
+            throughput["tiny_model"][str(n)] = tiny_run(model_dir, settings, ids, root / f"t{n}")
+        report = {
+            "machine_cpus": os.cpu_count(),
+            "episodes_per_setting": args.episodes,
+            "max_turns": args.turns,
+            "rollout_throughput": throughput,
+            "grpo_step": step_shares(model_dir, pack, root / "grpo", args.steps),
+        }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
