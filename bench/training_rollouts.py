@@ -12,9 +12,11 @@ Usage: python bench/training_rollouts.py [--episodes N] [--parallel 1,2,4] [--st
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -93,7 +95,8 @@ def step_shares(model_dir: Path, pack: Path, out: Path, steps: int) -> dict:
     config.model_name_or_path = str(model_dir)
     config.rollout = config.rollout.model_copy(update={"pack": str(pack)})
     trainer = build_trainer(config)
-    trainer.train()
+    with contextlib.redirect_stdout(sys.stderr):  # Trainer prints its logs; stdout is JSON
+        trainer.train()
     logged = [h for h in trainer.state.log_history if "rollout/seconds" in h]
     total = sum(h["step_time"] for h in logged)
     generation = sum(h["rollout/generation_seconds"] for h in logged)

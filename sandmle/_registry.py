@@ -2,6 +2,10 @@
 sandboxes and model APIs (named in ``[project.entry-points.inspect_ai]``)."""
 
 # ruff: noqa: F401 - imported for their registration side effects
+from sandmle.benchmarks.mle_bench_lite.cross_check import cross_checked_medal_scorer
+from sandmle.benchmarks.mle_bench_lite.task import mle_bench, mle_bench_lite
+from sandmle.benchmarks.mle_dojo.dojo_solver import dojo
+from sandmle.benchmarks.mle_dojo.task import mle_dojo
 from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.harness.sandbox.bwrap import BwrapSandboxEnvironment
 from sandmle.harness.scorer import medal_scorer

@@ -110,7 +110,10 @@ def eval_command(
 
 
 def _mount_subapps() -> None:
+    from sandmle.benchmarks.mle_bench_lite.replicas import replicas_command
     from sandmle.benchmarks.synthetic.cli import synth_app
+
+    synth_app.command("replicas")(replicas_command)
 
     from sandmle.leaderboard.cli import leaderboard_app
 
