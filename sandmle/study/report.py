@@ -12,12 +12,10 @@ from rich.table import Table
 from sandmle.leaderboard import export_html, generalization_table, leaderboard_table, load_logs
 
 COLUMNS = [
-    ("valid_submission", "valid %"),
-    ("above_median", "> median %"),
-    ("bronze_medal", "bronze %"),
-    ("silver_medal", "silver %"),
-    ("gold_medal", "gold %"),
-    ("any_medal", "any medal %"),
+    ("valid_submission", "valid"),
+    ("above_median", ">median"),
+    ("any_medal", "medal"),
+    ("gold_medal", "gold"),
 ]
 
 
@@ -29,14 +27,19 @@ def _cell(value: object) -> str:
 
 def rich_table(table: pd.DataFrame, title: str) -> Table:
     """The leaderboard as a rich table (rates in %, n = sample-epochs)."""
-    out = Table(title=title, show_lines=False)
-    for name in ("model", "scaffold", "benchmark"):
-        out.add_column(name)
+    keys = ["model", "scaffold"]
+    if table["benchmark"].nunique() > 1:  # one benchmark: named in the title instead
+        keys.append("benchmark")
+    elif not table.empty:
+        title = f"{title}: {table['benchmark'].iloc[0]}"
+    out = Table(title=title, caption="rates in % of n samples", show_lines=False)
+    for key in keys:
+        out.add_column(key, no_wrap=True)
     for _, label in COLUMNS:
         out.add_column(label, justify="right")
     out.add_column("n", justify="right")
     for _, row in table.iterrows():
-        cells = [str(row["model"]), str(row["scaffold"]), str(row["benchmark"])]
+        cells = [str(row[key]) for key in keys]
         cells += [_cell(row.get(key)) for key, _ in COLUMNS]
         cells.append(_cell(row.get("n")))
         out.add_row(*cells)
@@ -49,10 +52,10 @@ def spread_table(table: pd.DataFrame) -> Table:
     for name in ("benchmark", "model", "best scaffold", "best", "worst", "spread"):
         out.add_column(name)
     for benchmark, part in table.groupby("benchmark", sort=True):
-        for model, row in generalization_table(part).iterrows():
+        for _, row in generalization_table(part).iterrows():
             out.add_row(
                 str(benchmark),
-                str(model),
+                str(row["model"]),
                 str(row["best_scaffold"]),
                 _cell(row["best"]),
                 _cell(row["worst"]),
