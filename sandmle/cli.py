@@ -116,9 +116,11 @@ def _mount_subapps() -> None:
     synth_app.command("replicas")(replicas_command)
 
     from sandmle.leaderboard.cli import leaderboard_app
+    from sandmle.training.cli import train_app
 
     app.add_typer(synth_app, name="synth", help="Generate and check synthetic sandbox packs.")
     app.add_typer(leaderboard_app, name="leaderboard")
+    app.add_typer(train_app, name="train", help="GRPO on synthetic sandboxes, and the SFT baseline.")
 
 
 _mount_subapps()
@@ -130,11 +132,14 @@ def demo(
     full: Annotated[
         bool, typer.Option(help="All 12 tasks and default search budgets (much longer).")
     ] = False,
+    task: Annotated[
+        list[str], typer.Option("--task", help="Built-in pack task ids to run (repeatable).")
+    ] = [],  # noqa: B006
 ) -> None:
     """Evaluate the reference policies under every scaffold on the built-in pack, offline."""
     from sandmle.study.demo import run_demo
 
-    raise typer.Exit(0 if run_demo(log_dir, full) else 1)
+    raise typer.Exit(0 if run_demo(log_dir, full, task or None) else 1)
 
 
 @app.command()
@@ -143,9 +148,8 @@ def study(
 ) -> None:
     """Run a models × scaffolds × benchmarks study (resumable), then write its report."""
     from sandmle.study.config import load_study
-    from sandmle.study.runner import run_study
-
     from sandmle.study.report import write_report
+    from sandmle.study.runner import run_study
 
     spec = load_study(config)
     ok = run_study(spec)

@@ -24,14 +24,17 @@ DEMO_STEPS = 2
 """Search steps per tree scaffold in the demo (their defaults are 20 and more)."""
 
 
-def demo_study(pack: Path, log_dir: Path, full: bool = False) -> StudyConfig:
+def demo_study(
+    pack: Path, log_dir: Path, full: bool = False, tasks: list[str] | None = None
+) -> StudyConfig:
     """The demo's matrix: reference policies × the five scaffolds × the built-in pack."""
     steps = {} if full else {"steps": DEMO_STEPS}
     scaffolds = [ScaffoldEntry(solver="react")]
     scaffolds += [ScaffoldEntry(solver=name, args=steps) for name in TREE_SCAFFOLDS]
     task_args: dict = {"pack": str(pack)}
-    if not full:
-        task_args["tasks"] = ",".join(DEMO_TASKS)
+    chosen = tasks or ([] if full else list(DEMO_TASKS))
+    if chosen:
+        task_args["tasks"] = ",".join(chosen)
     return StudyConfig(
         name="demo",
         log_dir=str(log_dir),
@@ -43,7 +46,12 @@ def demo_study(pack: Path, log_dir: Path, full: bool = False) -> StudyConfig:
     )
 
 
-def run_demo(log_dir: Path, full: bool = False, console: Console | None = None) -> bool:
+def run_demo(
+    log_dir: Path,
+    full: bool = False,
+    tasks: list[str] | None = None,
+    console: Console | None = None,
+) -> bool:
     """Run (or resume) the demo and report; True when every cell finished."""
     from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
 
@@ -52,7 +60,7 @@ def run_demo(log_dir: Path, full: bool = False, console: Console | None = None) 
         pack = builtin_pack_dir()
     console.print(f"built-in pack: {pack}")
     console.print(f"evaluating {', '.join(DEMO_MODELS)} under 5 scaffolds; logs in {log_dir}")
-    ok = run_study(demo_study(pack, log_dir, full))
+    ok = run_study(demo_study(pack, log_dir, full, tasks))
     html = write_report(log_dir, console)
     console.print(f"HTML report: {html}")
     console.print(f"open the app: [bold]sandmle leaderboard {log_dir}[/bold]")

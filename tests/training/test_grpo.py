@@ -37,19 +37,16 @@ def module_pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def trained(tiny_model: Path, module_pack: Path, tmp_path_factory: pytest.TempPathFactory):
-    from sandmle.training.checkpoints import CheckpointMetadata
-
     out = tmp_path_factory.mktemp("grpo")
     trainer = build_trainer(tiny_config(tiny_model, module_pack, out))
-    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
     trainer.train()
-    return trainer, out, before, CheckpointMetadata
+    return trainer, out
 
 
 def test_two_steps_on_two_tasks_reward_real_episodes(trained) -> None:
     from inspect_ai.log import read_eval_log
 
-    trainer, out, *_ = trained
+    trainer, out = trained
     assert trainer.state.global_step == 2
     logged = [h for h in trainer.state.log_history if "reward" in h]
     assert len(logged) == 2
@@ -73,7 +70,7 @@ def test_two_steps_on_two_tasks_reward_real_episodes(trained) -> None:
 
 
 def test_checkpoint_is_a_plain_hf_folder_with_metadata(trained) -> None:
-    _, out, *_ = trained
+    _, out = trained
     folder = out / "checkpoint-2"
     for name in ("config.json", "model.safetensors", "tokenizer.json", "generation_config.json"):
         assert (folder / name).is_file(), name
@@ -91,7 +88,7 @@ def test_checkpoint_is_a_plain_hf_folder_with_metadata(trained) -> None:
 def test_checkpoint_runs_under_inspect_hf_provider(
     trained, module_pack: Path, tmp_path: Path
 ) -> None:
-    _, out, *_ = trained
+    _, out = trained
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     cmd = [
         sys.executable, "-m", "inspect_ai", "eval", "sandmle/synthetic",

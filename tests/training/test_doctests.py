@@ -1,0 +1,24 @@
+"""The examples in the reward and chat docstrings run (TRL-style reward functions)."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+from sandmle.training import chat, rewards
+
+
+@pytest.mark.parametrize("module", [rewards, chat], ids=lambda m: m.__name__)
+def test_docstring_examples(module) -> None:
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_import_sandmle_loads_no_torch() -> None:
+    import subprocess
+    import sys
+
+    code = "import sandmle, sandmle.training.cli, sandmle.training.rewards, sys; print('torch' in sys.modules or 'trl' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
