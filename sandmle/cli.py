@@ -120,7 +120,9 @@ def _mount_subapps() -> None:
 
     app.add_typer(synth_app, name="synth", help="Generate and check synthetic sandbox packs.")
     app.add_typer(leaderboard_app, name="leaderboard")
-    app.add_typer(train_app, name="train", help="GRPO on synthetic sandboxes, and the SFT baseline.")
+    app.add_typer(
+        train_app, name="train", help="GRPO on synthetic sandboxes, and the SFT baseline."
+    )
 
 
 _mount_subapps()
