@@ -110,3 +110,30 @@ def test_bad_study_files(tmp_path: Path) -> None:
         load_study(path)
     with pytest.raises(SandmleError, match="does not exist"):
         load_study(tmp_path / "missing.yaml")
+
+
+def test_cpu_reference_study_config_runs(tmp_path: Path) -> None:
+    from sandmle.study.config import load_study
+    from sandmle.study.report import write_report
+    from sandmle.study.runner import run_study
+
+    study = load_study(Path(__file__).parents[2] / "configs/study/cpu-reference.yaml")
+    study = study.model_copy(update={"log_dir": str(tmp_path / "logs")})
+    assert run_study(study, display="none")
+    logs = [read_eval_log(i.name) for i in list_eval_logs(str(tmp_path / "logs"))]
+    assert len(logs) == len(study.models) * len(study.scaffolds)
+    assert all(log.status == "success" for log in logs)
+    html = write_report(tmp_path / "logs")
+    assert "sandmle/heuristic" in html.read_text()
+
+
+def test_paper_study_config_is_valid() -> None:
+    study = load_study(Path(__file__).parents[2] / "configs/study/paper.yaml")
+    assert {s.solver for s in study.scaffolds} == {
+        "react",
+        "aide",
+        "aira_greedy",
+        "aira_mcts",
+        "aira_evo",
+    }
+    assert {b.task for b in study.benchmarks} == {"mle_bench_lite", "mle_dojo", "synthetic"}
