@@ -113,7 +113,9 @@ def _mount_args(binds: list[Bind]) -> list[str]:
     args: list[str] = []
     for parent in _parents([dest for _, _, dest in binds]):
         args += ["--perms", "0755", "--dir", parent]
-    for flag, host, dest in binds:
+    # Shallow mount points first: a later mount covers an earlier one, so a Python prefix
+    # under /tmp (a venv there) must be bound after the sample's own /tmp, not before.
+    for flag, host, dest in sorted(binds, key=lambda bind: bind[2].rstrip("/").count("/")):
         args += [flag, host, dest]
     return args
 
