@@ -136,3 +136,20 @@ def test_submission_written_elsewhere_is_not_graded(pack: Path, tmp_path: Path) 
     assert (
         frame["submission_exists" if "submission_exists" in frame else "valid_submission"] == 0
     ).all()
+
+
+def test_sample_hitting_its_time_limit_is_still_scored(pack: Path, tmp_path: Path) -> None:
+    @solver
+    def _slow() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            await sandbox().exec(["cp", "/home/data/sample_submission.csv", SUBMISSION_PATH])
+            await sandbox().exec(["sleep", "60"])  # past the sample's 4 s
+            return state
+
+        return solve
+
+    log = _run(pack, _slow(), tmp_path, time_limit=4)
+    assert log.samples is not None and len(log.samples) == 2
+    for sample in log.samples:
+        assert sample.limit is not None and sample.limit.type in {"time", "working"}
+        assert sample.scores["medal_scorer"].value["valid_submission"] == 1.0
