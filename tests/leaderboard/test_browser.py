@@ -78,7 +78,12 @@ def test_leaderboard_in_chromium(server: str, tmp_path: Path) -> None:
         page.wait_for_selector(".js-plotly-plot", timeout=30_000)
         table = page.locator("[data-testid='stDataFrame']").first
         for model in (*MODELS, *CHECKPOINTS):
-            assert table.get_by_text(model, exact=True).count() >= 1, model
+            # the grid fills in after the charts on a loaded machine: wait, then assert
+            # the grid draws on a canvas; its cells live in an accessibility table, which
+            # fills in after the charts on a loaded machine: wait for it, then count
+            cells = table.get_by_text(model, exact=True)
+            cells.first.wait_for(state="attached", timeout=30_000)
+            assert cells.count() >= 1, model
         # every Plotly figure has drawn its SVG
         assert page.locator(".js-plotly-plot .main-svg").count() >= 1
         shot = tmp_path / "leaderboard.png"
