@@ -22,6 +22,8 @@ from sandmle.harness.medals import (
     thresholds_from_leaderboard,
 )
 
+from ..spec_tables import SPEC_TABLE
+
 SHARED = Path(__file__).parents[2].parent / "shared"
 LEADERBOARDS = SHARED / "leaderboards"
 needs_leaderboards = pytest.mark.skipif(
@@ -316,60 +318,6 @@ def test_real_board_rule_positions(competition: str, teams: int) -> None:
     assert (t.gold, t.silver, t.bronze) == (raw[gold - 1], raw[silver - 1], raw[bronze - 1])
     assert t.median == raw.median()
     assert t.is_lower_better is False
-
-
-# §2 illustration table of the grading spec: (teams, lower, gold, silver, bronze, median).
-SPEC_TABLE: dict[str, tuple[int, bool, float, float, float, float]] = {
-    "aerial-cactus-identification": (1221, False, 1.0, 1.0, 1.0, 0.9991),
-    "aptos2019-blindness-detection": (2928, False, 0.930508, 0.919654, 0.914492, 0.8889125),
-    "denoising-dirty-documents": (161, True, 0.01794, 0.02609, 0.04517, 0.073),
-    "detecting-insults-in-social-commentary": (50, False, 0.83321, 0.82307, 0.79111, 0.77842),
-    "dog-breed-identification": (1280, True, 0.0005, 0.00539, 0.04598, 0.47197),
-    "dogs-vs-cats-redux-kernels-edition": (1314, True, 0.03882, 0.05038, 0.06127, 0.122095),
-    "histopathologic-cancer-detection": (1149, False, 0.9835, 0.9798, 0.9738, 0.9477),
-    "jigsaw-toxic-comment-classification-challenge": (
-        4539,
-        False,
-        0.9874,
-        0.98668,
-        0.98639,
-        0.98079,
-    ),
-    "leaf-classification": (1595, True, 0.0, 0.00791, 0.01526, 0.10729),
-    "mlsp-2013-birds": (79, False, 0.93759, 0.91461, 0.8745, 0.86672),
-    "new-york-city-taxi-fare-prediction": (1483, True, 2.83377, 2.88191, 2.92371, 3.59651),
-    "nomad2018-predict-transparent-conductors": (878, True, 0.05589, 0.06229, 0.06582, 0.06988),
-    "plant-pathology-2020-fgvc7": (1317, False, 0.97836, 0.97465, 0.97361, 0.94858),
-    "random-acts-of-pizza": (462, False, 0.97908, 0.76482, 0.6921, 0.599595),
-    "ranzcr-clip-catheter-line-classification": (1547, False, 0.97357, 0.97152, 0.9709, 0.9675),
-    "spooky-author-identification": (1241, True, 0.16506, 0.26996, 0.29381, 0.41815),
-    "tabular-playground-series-dec-2021": (1188, False, 0.9566, 0.95658, 0.95658, 0.953425),
-    "tabular-playground-series-may-2022": (1151, False, 0.99823, 0.99822, 0.99818, 0.97275),
-    "text-normalization-challenge-english-language": (
-        260,
-        False,
-        0.99724,
-        0.99135,
-        0.99038,
-        0.99037,
-    ),
-    "text-normalization-challenge-russian-language": (
-        162,
-        False,
-        0.99012,
-        0.98232,
-        0.97592,
-        0.97591,
-    ),
-    "the-icml-2013-whale-challenge-right-whale-redux": (
-        129,
-        False,
-        0.98961,
-        0.95017,
-        0.90521,
-        0.86521,
-    ),
-}
 
 
 @needs_leaderboards
