@@ -38,7 +38,12 @@ FIGURES: list[tuple[str, str, list[str], str]] = [
     ),
     ("generation throughput", "synth_generation_throughput.py", ["20"], "tasks per minute"),
     ("pack difficulty", "synth_difficulty.py", ["@builtin"], "baselines' tiers, built-in pack"),
-    ("rollout throughput", "training_rollouts.py", ["--quick"], "episodes per minute"),
+    (
+        "rollout throughput",
+        "training_rollouts.py",
+        ["--episodes", "4", "--parallel", "1,2", "--steps", "2"],
+        "episodes per minute; step time split",
+    ),
     ("leaderboard load", "leaderboard_load.py", ["--logs", "300"], "cold vs warm"),
 ]
 
@@ -108,6 +113,9 @@ def main() -> None:
     table = markdown(results)
     (args.out / "figures.md").write_text(table)
     print(table)
+    failed = [name for name, result in results.items() if "error" in result]
+    if failed:
+        sys.exit(f"figures that failed: {', '.join(failed)}")
 
 
 if __name__ == "__main__":
