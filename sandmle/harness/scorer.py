@@ -13,7 +13,7 @@ import math
 import tempfile
 from pathlib import Path
 
-from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 from inspect_ai.util import OutputLimitExceededError, sandbox
 
@@ -92,7 +92,7 @@ async def grade_sandbox_submission(competition: Competition) -> CompetitionRepor
 
 
 @scorer(metrics={key: [mean(), stderr()] for key in RATE_KEYS})
-def medal_scorer():  # noqa: ANN201 - Inspect's factory convention
+def medal_scorer() -> Scorer:
     """Grade ``/home/submission/submission.csv`` exactly as MLE-bench does, on the host."""
 
     async def score(state: TaskState, target: Target) -> Score:

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from sandmle.harness.grading import CompetitionReport
@@ -94,7 +94,7 @@ def cross_check(submission: Path, ours: CompetitionReport, data_dir: Path) -> di
 
 
 @scorer(metrics={key: [mean(), stderr()] for key in RATE_KEYS})
-def cross_checked_medal_scorer():  # noqa: ANN201 - Inspect's factory convention
+def cross_checked_medal_scorer() -> Scorer:
     """The medal scorer, plus MLE-bench's own verdict in ``metadata["cross_check"]``."""
 
     async def score(state: TaskState, target: Target) -> Score:
