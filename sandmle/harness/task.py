@@ -6,11 +6,12 @@ import hashlib
 import logging
 import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from inspect_ai import Task
 from inspect_ai.solver import Solver, basic_agent
 from inspect_ai.util import SandboxEnvironmentSpec
+from pydantic import BaseModel
 
 from sandmle.harness.competition import Competition
 from sandmle.harness.samples import competition_dataset, competition_sample
@@ -63,43 +64,67 @@ def limits_text(time_limit: int | None, message_limit: int | None, limits: Sandb
     return ", ".join(p for p in parts if p)
 
 
+class TaskLimits(BaseModel, frozen=True):
+    """The sandbox and limits every benchmark task takes as ``-T`` arguments."""
+
+    sandbox: SandboxType = "bwrap"
+    """``bwrap`` (default, isolated), ``docker``, or ``local`` (no isolation)."""
+    time_limit: int | None = DEFAULT_TIME_LIMIT
+    """Wall-clock seconds per sample."""
+    message_limit: int | None = DEFAULT_MESSAGE_LIMIT
+    """Messages per sample."""
+    token_limit: int | None = None
+    """Tokens per sample."""
+    command_timeout: int = DEFAULT_COMMAND_TIMEOUT
+    """Seconds per bash/python call."""
+    memory_mb: int = DEFAULT_MEMORY_MB
+    """Memory cap per process in the sandbox."""
+    max_processes: int = DEFAULT_MAX_PROCESSES
+    """Process cap in the sandbox."""
+    disk_mb: int = DEFAULT_DISK_MB
+    """Disk quota of the sample's writable dirs."""
+    epochs: int = 1
+    """Runs per sample."""
+
+    @classmethod
+    def pick(cls, arguments: dict[str, Any]) -> TaskLimits:
+        """The limits among a task function's arguments (pass ``locals()``)."""
+        return cls(**{k: v for k, v in arguments.items() if k in cls.model_fields})
+
+    def sandbox_limits(self) -> SandboxLimits:
+        return SandboxLimits(
+            memory_mb=self.memory_mb,
+            max_processes=self.max_processes,
+            command_timeout_s=self.command_timeout,
+            disk_mb=self.disk_mb,
+        )
+
+
 def competition_task(
     competitions: list[Competition],
     *,
     name: str,
+    limits: TaskLimits | None = None,
     solver: Solver | None = None,
-    sandbox: SandboxType = "bwrap",
-    time_limit: int | None = DEFAULT_TIME_LIMIT,
-    message_limit: int | None = DEFAULT_MESSAGE_LIMIT,
-    token_limit: int | None = None,
-    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
-    memory_mb: int = DEFAULT_MEMORY_MB,
-    max_processes: int = DEFAULT_MAX_PROCESSES,
-    disk_mb: int = DEFAULT_DISK_MB,
-    epochs: int = 1,
     metadata: dict | None = None,
 ) -> Task:
     """One sample per competition, the medal scorer, and limits (all overridable with -T)."""
-    limits = SandboxLimits(
-        memory_mb=memory_mb,
-        max_processes=max_processes,
-        command_timeout_s=command_timeout,
-        disk_mb=disk_mb,
-    )
-    text = limits_text(time_limit, message_limit, limits)
+    limits = limits or TaskLimits()
+    box = limits.sandbox_limits()
+    text = limits_text(limits.time_limit, limits.message_limit, box)
     samples = [
-        competition_sample(c, sandbox=sandbox_spec(sandbox, c, limits), limits_text=text)
+        competition_sample(c, sandbox=sandbox_spec(limits.sandbox, c, box), limits_text=text)
         for c in competitions
     ]
     return Task(
         dataset=competition_dataset(samples, name),
         setup=sample_setup(),
-        solver=solver or default_agent(command_timeout),
+        solver=solver or default_agent(limits.command_timeout),
         scorer=medal_scorer(),
-        time_limit=time_limit,
-        message_limit=message_limit,
-        token_limit=token_limit,
-        epochs=epochs,
+        time_limit=limits.time_limit,
+        message_limit=limits.message_limit,
+        token_limit=limits.token_limit,
+        epochs=limits.epochs,
         name=name,
-        metadata={"sandbox": sandbox, **(metadata or {})},
+        metadata={"sandbox": limits.sandbox, **(metadata or {})},
     )

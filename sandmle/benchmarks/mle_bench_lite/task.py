@@ -18,7 +18,6 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from inspect_ai import Task, task, task_with
 
@@ -43,6 +42,7 @@ from sandmle.harness.task import (
     DEFAULT_MESSAGE_LIMIT,
     DEFAULT_TIME_LIMIT,
     SandboxType,
+    TaskLimits,
     competition_task,
 )
 from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT
@@ -125,10 +125,9 @@ def build_task(
     data_dir: str | None,
     competitions: str | list[str] | None,
     cross_check: bool,
-    **options: Any,
+    limits: TaskLimits,
 ) -> Task:
-    """The task both ``mle_bench`` and ``mle_bench_lite`` return; ``options`` go to
-    :func:`~sandmle.harness.task.competition_task` (sandbox and limits)."""
+    """The task both ``mle_bench`` and ``mle_bench_lite`` return."""
     root = Path(data_dir).expanduser().resolve() if data_dir else default_data_dir()
     loaded, excluded = load_split(root, competition_ids(split, competitions))
     if cross_check and not mlebench_available():
@@ -144,7 +143,7 @@ def build_task(
             "excluded": excluded,
             "cross_check": cross_check,
         },
-        **options,
+        limits=limits,
     )
     flag_samples(built)
     return task_with(built, scorer=cross_checked_medal_scorer()) if cross_check else built
@@ -188,15 +187,7 @@ def mle_bench(
         data_dir,
         competitions,
         cross_check,
-        sandbox=sandbox,
-        time_limit=time_limit,
-        message_limit=message_limit,
-        token_limit=token_limit,
-        command_timeout=command_timeout,
-        memory_mb=memory_mb,
-        max_processes=max_processes,
-        disk_mb=disk_mb,
-        epochs=epochs,
+        limits=TaskLimits.pick(locals()),
     )
 
 
@@ -221,13 +212,5 @@ def mle_bench_lite(
         data_dir,
         competitions,
         cross_check,
-        sandbox=sandbox,
-        time_limit=time_limit,
-        message_limit=message_limit,
-        token_limit=token_limit,
-        command_timeout=command_timeout,
-        memory_mb=memory_mb,
-        max_processes=max_processes,
-        disk_mb=disk_mb,
-        epochs=epochs,
+        limits=TaskLimits.pick(locals()),
     )

@@ -31,6 +31,7 @@ from sandmle.harness.task import (
     DEFAULT_MESSAGE_LIMIT,
     DEFAULT_TIME_LIMIT,
     SandboxType,
+    TaskLimits,
     competition_task,
 )
 from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT
@@ -93,14 +94,6 @@ def mle_dojo(
     return competition_task(
         loaded,
         name="mle_dojo",
-        sandbox=sandbox,
-        time_limit=time_limit,
-        message_limit=message_limit,
-        token_limit=token_limit,
-        command_timeout=command_timeout,
-        memory_mb=memory_mb,
-        max_processes=max_processes,
-        disk_mb=disk_mb,
-        epochs=epochs,
+        limits=TaskLimits.pick(locals()),
         metadata={"benchmark": BENCHMARK, "data_dir": str(root), "excluded": excluded},
     )

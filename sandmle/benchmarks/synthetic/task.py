@@ -13,6 +13,7 @@ from sandmle.harness.task import (
     DEFAULT_MESSAGE_LIMIT,
     DEFAULT_TIME_LIMIT,
     SandboxType,
+    TaskLimits,
     competition_task,
 )
 from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT
@@ -55,15 +56,7 @@ def synthetic(
     return competition_task(
         loaded.competitions,
         name="synthetic",
-        sandbox=sandbox,
-        time_limit=time_limit,
-        message_limit=message_limit,
-        token_limit=token_limit,
-        command_timeout=command_timeout,
-        memory_mb=memory_mb,
-        max_processes=max_processes,
-        disk_mb=disk_mb,
-        epochs=epochs,
+        limits=TaskLimits.pick(locals()),
         metadata={
             "benchmark": "synthetic",
             "pack": loaded.manifest.name,
