@@ -5,6 +5,7 @@ import os
 import resource
 import shutil
 import socket
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -510,3 +511,13 @@ def test_inspect_eval_end_to_end(config: BwrapConfig) -> None:
     assert log.results is not None
     assert log.results.scores[0].metrics["accuracy"].value == 1.0
     assert config.base_dir is not None and list(config.base_dir.iterdir()) == []
+
+
+def test_agent_python_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from sandmle.harness.sandbox.bwrap import AGENT_PYTHON_ENV, BwrapConfig
+
+    assert BwrapConfig().python == Path(sys.executable)
+    monkeypatch.setenv(AGENT_PYTHON_ENV, str(tmp_path / "venv/bin/python"))
+    assert BwrapConfig().python == tmp_path / "venv/bin/python"

@@ -45,6 +45,8 @@ from ._samples import (
 )
 from .limits import SandboxLimits
 
+AGENT_PYTHON_ENV = "SANDMLE_AGENT_PYTHON"
+"""Environment variable naming the Python interpreter agents get (e.g. a venv with more ML libs)."""
 BWRAP_INSTALL_HINT = "apt-get install -y bubblewrap"
 SYSTEM_PREFIXES = ("/usr/", "/bin/", "/lib")
 
@@ -61,8 +63,11 @@ class BwrapConfig(BaseModel, frozen=True):
     ro_binds: tuple[tuple[Path, str], ...] = ()
     """Extra read-only mounts as (host path, sandbox path) pairs."""
 
-    python: Path = Field(default_factory=lambda: Path(sys.executable))
-    """The agent's Python; its install prefix is mounted read-only and its bin dir leads PATH."""
+    python: Path = Field(
+        default_factory=lambda: Path(os.environ.get(AGENT_PYTHON_ENV) or sys.executable)
+    )
+    """The agent's Python (default ``$SANDMLE_AGENT_PYTHON``, else sandmle's own); its install
+    prefix is mounted read-only and its bin dir leads PATH, so its packages are the agent's."""
 
     base_dir: Path | None = None
     """Where per-sample dirs are made; default `$TMPDIR/sandmle-sandboxes`."""
