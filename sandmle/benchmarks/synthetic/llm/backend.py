@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 import pandas as pd
 
-from sandmle.benchmarks.synthetic.backend import generator_backend
-from sandmle.benchmarks.synthetic.baselines import BaselineScores, predict_baselines
+from sandmle.benchmarks.synthetic.backend import ProceduralBackend, generator_backend
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
 from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule
 from sandmle.benchmarks.synthetic.llm import prompts
@@ -32,7 +31,6 @@ from sandmle.benchmarks.synthetic.llm.contract import (
     contract_text,
 )
 from sandmle.benchmarks.synthetic.llm.sandboxed import DEFAULT_TIMEOUT_S, run_generation_code
-from sandmle.benchmarks.synthetic.mlops import Milestones, place_milestones
 from sandmle.benchmarks.synthetic.strategist import TaskRequest
 from sandmle.benchmarks.synthetic.writer import Description
 from sandmle.errors import SandmleError
@@ -50,7 +48,7 @@ class RoleRejected(ValueError):
 
 
 @generator_backend("llm")
-class LLMBackend:
+class LLMBackend(ProceduralBackend):
     """Three roles played by any Inspect model; the MLOps rule stays the documented one."""
 
     name = "llm"
@@ -90,11 +88,7 @@ class LLMBackend:
             "developer", prompts.DEVELOPER_SYSTEM, prompt, lambda r: self._run(blueprint, r)
         )
 
-    def baselines(self, blueprint: Blueprint, task: DevelopedTask) -> dict[str, np.ndarray]:
-        return predict_baselines(blueprint, task)
-
-    def mlops(self, blueprint: Blueprint, scores: BaselineScores) -> Milestones:
-        return place_milestones(blueprint, scores)
+    # baselines and mlops: the procedural roles, inherited (same models, same documented rule)
 
     def writer(
         self, blueprint: Blueprint, task: DevelopedTask, sample: pd.DataFrame
