@@ -11,11 +11,19 @@ from typing import Any, Literal
 from inspect_ai import Task
 from inspect_ai.solver import Solver, basic_agent
 from inspect_ai.util import SandboxEnvironmentSpec
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from sandmle.errors import SandmleError
 from sandmle.harness.competition import Competition
+from sandmle.harness.profiles import DEFAULT_PROFILE, profile_values
 from sandmle.harness.samples import competition_dataset, competition_sample
 from sandmle.harness.sandbox import BwrapConfig, SandboxLimits, write_compose
+from sandmle.harness.sandbox.limits import (
+    DEFAULT_CPU_TIME_S,
+    DEFAULT_FILE_SIZE_MB,
+    DEFAULT_SHM_MB,
+    DEFAULT_THREADS,
+)
 from sandmle.harness.scorer import medal_scorer
 from sandmle.harness.solvers import guard, sample_setup
 from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT, agent_tools
@@ -64,9 +72,15 @@ def limits_text(time_limit: int | None, message_limit: int | None, limits: Sandb
     return ", ".join(p for p in parts if p)
 
 
-class TaskLimits(BaseModel, frozen=True):
-    """The sandbox and limits every benchmark task takes as ``-T`` arguments."""
+class TaskLimits(BaseModel, frozen=True, extra="forbid"):
+    """The sandbox and limits every benchmark task takes as ``-T`` arguments.
 
+    ``profile`` names a budget (``sandmle.harness.profiles``); fields given explicitly
+    override it. Every field is a ``-T`` argument of every benchmark task.
+    """
+
+    profile: str = DEFAULT_PROFILE
+    """Budget profile the other fields default to: ``micro`` or ``mle-bench``."""
     sandbox: SandboxType = "bwrap"
     """``bwrap`` (default, isolated), ``docker``, or ``local`` (no isolation)."""
     time_limit: int | None = DEFAULT_TIME_LIMIT
@@ -78,11 +92,23 @@ class TaskLimits(BaseModel, frozen=True):
     command_timeout: int = DEFAULT_COMMAND_TIMEOUT
     """Seconds per bash/python call."""
     memory_mb: int = DEFAULT_MEMORY_MB
-    """Memory cap per process in the sandbox."""
+    """Memory cap in the sandbox, in MiB."""
     max_processes: int = DEFAULT_MAX_PROCESSES
     """Process cap in the sandbox."""
     disk_mb: int = DEFAULT_DISK_MB
-    """Disk quota of the sample's writable dirs."""
+    """Disk quota of the sample's writable dirs, in MiB."""
+    cpu_time_s: int = DEFAULT_CPU_TIME_S
+    """CPU seconds per process."""
+    file_size_mb: int = DEFAULT_FILE_SIZE_MB
+    """Largest file a process may write, in MiB."""
+    shm_mb: int = DEFAULT_SHM_MB
+    """Size of ``/dev/shm``, in MiB."""
+    cpus: float | None = None
+    """CPU cores per sample; None for no cap."""
+    gpus: int = 0
+    """GPUs passed in: 0 none, N the first N, -1 all."""
+    threads: int = DEFAULT_THREADS
+    """Threads numeric libraries start (``OMP_NUM_THREADS`` and kin)."""
     epochs: int = 1
     """Runs per sample."""
 
@@ -91,12 +117,39 @@ class TaskLimits(BaseModel, frozen=True):
         """The limits among a task function's arguments (pass ``locals()``)."""
         return cls(**{k: v for k, v in arguments.items() if k in cls.model_fields})
 
+    @classmethod
+    def from_args(cls, arguments: dict[str, Any]) -> TaskLimits:
+        """The limits for a task's ``-T`` arguments: the profile's, overridden by those given.
+
+        An unknown argument or a bad value is a one-line error naming it.
+        """
+        values = profile_values(arguments.get("profile") or DEFAULT_PROFILE)
+        values.update(arguments)
+        unknown = sorted(set(values) - set(cls.model_fields))
+        if unknown:
+            raise SandmleError(
+                f"unknown task argument(s): {', '.join(unknown)}; "
+                f"limits are: {', '.join(cls.model_fields)}"
+            )
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"])
+            raise SandmleError(f"task argument {where}: {error['msg']}") from None
+
     def sandbox_limits(self) -> SandboxLimits:
         return SandboxLimits(
             memory_mb=self.memory_mb,
             max_processes=self.max_processes,
             command_timeout_s=self.command_timeout,
             disk_mb=self.disk_mb,
+            cpu_time_s=self.cpu_time_s,
+            file_size_mb=self.file_size_mb,
+            shm_mb=self.shm_mb,
+            cpus=self.cpus,
+            gpus=self.gpus,
+            threads=self.threads,
         )
 
 
@@ -126,5 +179,10 @@ def competition_task(
         token_limit=limits.token_limit,
         epochs=limits.epochs,
         name=name,
-        metadata={"sandbox": limits.sandbox, **(metadata or {})},
+        metadata={
+            "sandbox": limits.sandbox,
+            "profile": limits.profile,
+            "limits": limits.model_dump(),
+            **(metadata or {}),
+        },
     )

@@ -58,18 +58,28 @@ def test_network_none_and_hardening() -> None:
 
 
 def test_limits_are_applied() -> None:
-    limits = SandboxLimits(memory_mb=3000, max_processes=99, cpu_time_s=77, file_size_mb=5)
-    service = _service(compose_for(public_dir="/p", limits=limits, cpus=1.5))
+    limits = SandboxLimits(
+        memory_mb=3000, max_processes=99, cpu_time_s=77, file_size_mb=5, cpus=1.5, shm_mb=4096
+    )
+    service = _service(compose_for(public_dir="/p", limits=limits))
     assert service["deploy"]["resources"]["limits"] == {"memory": "3000m", "cpus": "1.5"}
     assert service["pids_limit"] == 99
     assert service["ulimits"] == {"cpu": 77, "fsize": 5 * 1024**2}
+    assert service["shm_size"] == "4096m"
     assert "reservations" not in service["deploy"]["resources"]
 
 
-def test_gpus_are_reserved() -> None:
-    service = _service(compose_for(public_dir="/p", gpus=2))
+@pytest.mark.parametrize(("gpus", "count"), [(2, 2), (-1, "all")])
+def test_gpus_are_reserved(gpus: int, count: int | str) -> None:
+    service = _service(compose_for(public_dir="/p", limits=SandboxLimits(gpus=gpus)))
     devices = service["deploy"]["resources"]["reservations"]["devices"]
-    assert devices == [{"driver": "nvidia", "count": 2, "capabilities": ["gpu"]}]
+    assert devices == [{"driver": "nvidia", "count": count, "capabilities": ["gpu"]}]
+
+
+def test_threads_reach_the_environment() -> None:
+    service = _service(compose_for(public_dir="/p", limits=SandboxLimits(threads=4)))
+    assert service["environment"]["OMP_NUM_THREADS"] == "4"
+    assert service["environment"]["MKL_NUM_THREADS"] == "4"
 
 
 def test_default_mount_comes_from_sample_metadata(tmp_path: Path) -> None:
@@ -86,11 +96,12 @@ def test_default_mount_comes_from_sample_metadata(tmp_path: Path) -> None:
 
 
 def test_inspect_accepts_the_compose_file(tmp_path: Path) -> None:
-    path = write_compose(tmp_path / "nested" / "compose.yaml", public_dir="/p", gpus=1)
+    limits = SandboxLimits(gpus=1)
+    path = write_compose(tmp_path / "nested" / "compose.yaml", public_dir="/p", limits=limits)
     config = parse_compose_yaml(str(path))
     assert isinstance(config, ComposeConfig)
     assert config.services["default"].network_mode == "none"
-    assert yaml.safe_load(path.read_text()) == compose_for(public_dir="/p", gpus=1)
+    assert yaml.safe_load(path.read_text()) == compose_for(public_dir="/p", limits=limits)
 
 
 def test_dockerfile_installs_the_ml_stack() -> None:

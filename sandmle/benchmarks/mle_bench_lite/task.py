@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import Task, task, task_with
 
@@ -35,17 +36,7 @@ from sandmle.benchmarks.mle_bench_lite.cross_check import (
 from sandmle.errors import CompetitionError, SandmleError
 from sandmle.harness.competition import CONFIG_FILE, Competition, load_competition
 from sandmle.harness.selection import parse_task_ids
-from sandmle.harness.task import (
-    DEFAULT_DISK_MB,
-    DEFAULT_MAX_PROCESSES,
-    DEFAULT_MEMORY_MB,
-    DEFAULT_MESSAGE_LIMIT,
-    DEFAULT_TIME_LIMIT,
-    SandboxType,
-    TaskLimits,
-    competition_task,
-)
-from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT
+from sandmle.harness.task import TaskLimits, competition_task
 
 logger = logging.getLogger(__name__)
 
@@ -155,15 +146,7 @@ def mle_bench(
     data_dir: str | None = None,
     competitions: str | list[str] | None = None,
     cross_check: bool = False,
-    sandbox: SandboxType = "bwrap",
-    time_limit: int | None = DEFAULT_TIME_LIMIT,
-    message_limit: int | None = DEFAULT_MESSAGE_LIMIT,
-    token_limit: int | None = None,
-    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
-    memory_mb: int = DEFAULT_MEMORY_MB,
-    max_processes: int = DEFAULT_MAX_PROCESSES,
-    disk_mb: int = DEFAULT_DISK_MB,
-    epochs: int = 1,
+    **limits: Any,
 ) -> Task:
     """MLE-bench competitions prepared by ``mlebench prepare``, one sample per competition.
 
@@ -172,22 +155,16 @@ def mle_bench(
         data_dir: MLE-bench's data dir; its default location (``~/.cache/mle-bench/data``) if omitted.
         competitions: Only these ids of the split (comma-separated or a list).
         cross_check: Also grade with MLE-bench's grader where ``mlebench`` is importable.
-        sandbox: ``bwrap`` (default, isolated), ``docker``, or ``local`` (no isolation).
-        time_limit: Wall-clock seconds per sample.
-        message_limit: Messages per sample.
-        token_limit: Tokens per sample.
-        command_timeout: Seconds per bash/python call.
-        memory_mb: Memory cap per process in the sandbox.
-        max_processes: Process cap in the sandbox.
-        disk_mb: Disk quota of the sample's writable dirs.
-        epochs: Runs per sample.
+        **limits: ``profile`` (``micro`` default, ``mle-bench`` for MLE-bench's budget) and any
+            ``TaskLimits`` field (``sandbox``, ``time_limit``, ``message_limit``, ``gpus``, ...),
+            which overrides the profile's value.
     """
     return build_task(
         split,
         data_dir,
         competitions,
         cross_check,
-        limits=TaskLimits.pick(locals()),
+        limits=TaskLimits.from_args(limits),
     )
 
 
@@ -196,15 +173,7 @@ def mle_bench_lite(
     data_dir: str | None = None,
     competitions: str | list[str] | None = None,
     cross_check: bool = False,
-    sandbox: SandboxType = "bwrap",
-    time_limit: int | None = DEFAULT_TIME_LIMIT,
-    message_limit: int | None = DEFAULT_MESSAGE_LIMIT,
-    token_limit: int | None = None,
-    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
-    memory_mb: int = DEFAULT_MEMORY_MB,
-    max_processes: int = DEFAULT_MAX_PROCESSES,
-    disk_mb: int = DEFAULT_DISK_MB,
-    epochs: int = 1,
+    **limits: Any,
 ) -> Task:
     """The 22 MLE-bench-lite competitions (``mle_bench`` with ``split=lite``); same arguments."""
     return build_task(
@@ -212,5 +181,5 @@ def mle_bench_lite(
         data_dir,
         competitions,
         cross_check,
-        limits=TaskLimits.pick(locals()),
+        limits=TaskLimits.from_args(limits),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import Task, task
 
@@ -24,17 +25,7 @@ from sandmle.benchmarks.mle_dojo.competitions import (
 from sandmle.errors import CompetitionError, SandmleError
 from sandmle.harness.competition import Competition
 from sandmle.harness.selection import parse_task_ids
-from sandmle.harness.task import (
-    DEFAULT_DISK_MB,
-    DEFAULT_MAX_PROCESSES,
-    DEFAULT_MEMORY_MB,
-    DEFAULT_MESSAGE_LIMIT,
-    DEFAULT_TIME_LIMIT,
-    SandboxType,
-    TaskLimits,
-    competition_task,
-)
-from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT
+from sandmle.harness.task import TaskLimits, competition_task
 
 logger = logging.getLogger(__name__)
 
@@ -59,15 +50,7 @@ def load_dojo(data_dir: Path, ids: list[str]) -> tuple[list[Competition], dict[s
 def mle_dojo(
     data_dir: str | None = None,
     competitions: str | list[str] | None = None,
-    sandbox: SandboxType = "bwrap",
-    time_limit: int | None = DEFAULT_TIME_LIMIT,
-    message_limit: int | None = DEFAULT_MESSAGE_LIMIT,
-    token_limit: int | None = None,
-    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
-    memory_mb: int = DEFAULT_MEMORY_MB,
-    max_processes: int = DEFAULT_MAX_PROCESSES,
-    disk_mb: int = DEFAULT_DISK_MB,
-    epochs: int = 1,
+    **limits: Any,
 ) -> Task:
     """MLE-Dojo competitions prepared by MLE-Dojo's ``prepare/mle.py``, one sample each.
 
@@ -76,15 +59,9 @@ def mle_dojo(
     Args:
         data_dir: MLE-Dojo's data dir; ``./data/prepared`` (MLE-Dojo's default) if omitted.
         competitions: Ids (comma-separated, a list, or a split file); every prepared one if omitted.
-        sandbox: ``bwrap`` (default, isolated), ``docker``, or ``local`` (no isolation).
-        time_limit: Wall-clock seconds per sample.
-        message_limit: Messages per sample.
-        token_limit: Tokens per sample.
-        command_timeout: Seconds per bash/python call.
-        memory_mb: Memory cap per process in the sandbox.
-        max_processes: Process cap in the sandbox.
-        disk_mb: Disk quota of the sample's writable dirs.
-        epochs: Runs per sample.
+        **limits: ``profile`` (``micro`` default, ``mle-bench`` for MLE-bench's budget) and any
+            ``TaskLimits`` field (``sandbox``, ``time_limit``, ``message_limit``, ``gpus``, ...),
+            which overrides the profile's value.
     """
     root = Path(data_dir or DEFAULT_DATA_DIR).expanduser().resolve()
     if not root.is_dir():
@@ -94,6 +71,6 @@ def mle_dojo(
     return competition_task(
         loaded,
         name="mle_dojo",
-        limits=TaskLimits.pick(locals()),
+        limits=TaskLimits.from_args(limits),
         metadata={"benchmark": BENCHMARK, "data_dir": str(root), "excluded": excluded},
     )

@@ -16,7 +16,7 @@ from sandmle.errors import SandmleError
 
 from ._command import DATA_DIR, SUBMISSION_DIR, WORK_DIR
 from .bwrap import PUBLIC_DIR_METADATA_KEY
-from .limits import SandboxLimits
+from .limits import ALL_GPUS, SandboxLimits
 
 DEFAULT_IMAGE = "sandmle-agent:latest"
 DOCKERFILE = Path(__file__).with_name("Dockerfile")
@@ -24,11 +24,17 @@ PUBLIC_DIR_FROM_METADATA = "${SAMPLE_METADATA_" + PUBLIC_DIR_METADATA_KEY.upper(
 """Compose variable Inspect sets from sample metadata `sandmle_public_dir`."""
 
 DOCKER_INSTALL_HINT = "pip install 'sandmle[docker]'"
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _gpu_reservation(gpus: int) -> dict[str, Any]:
-    device = {"driver": "nvidia", "count": gpus, "capabilities": ["gpu"]}
+    count: int | str = "all" if gpus == ALL_GPUS else gpus
+    device = {"driver": "nvidia", "count": count, "capabilities": ["gpu"]}
     return {"reservations": {"devices": [device]}}
+
+
+def _thread_env(threads: int) -> dict[str, str]:
+    return {name: str(threads) for name in THREAD_ENV_VARS}
 
 
 def compose_for(
@@ -36,8 +42,6 @@ def compose_for(
     public_dir: Path | str | None = None,
     image: str = DEFAULT_IMAGE,
     limits: SandboxLimits = SandboxLimits(),
-    cpus: float | None = None,
-    gpus: int = 0,
 ) -> dict[str, Any]:
     """A compose config with one `default` service for one competition's agent.
 
@@ -47,10 +51,10 @@ def compose_for(
     source = PUBLIC_DIR_FROM_METADATA if public_dir is None else str(Path(public_dir).resolve())
     mount = {"type": "bind", "source": source, "target": DATA_DIR, "read_only": True}
     resources: dict[str, Any] = {"limits": {"memory": f"{limits.memory_mb}m"}}
-    if cpus is not None:
-        resources["limits"]["cpus"] = str(cpus)
-    if gpus > 0:
-        resources |= _gpu_reservation(gpus)
+    if limits.cpus is not None:
+        resources["limits"]["cpus"] = str(limits.cpus)
+    if limits.gpus != 0:
+        resources |= _gpu_reservation(limits.gpus)
     mib = 1024**2
     service = {
         "image": image,
@@ -66,7 +70,7 @@ def compose_for(
         "shm_size": f"{limits.shm_mb}m",
         "ulimits": {"cpu": limits.cpu_time_s, "fsize": limits.file_size_mb * mib},
         "deploy": {"resources": resources},
-        "environment": {"SANDMLE_SUBMISSION_DIR": SUBMISSION_DIR},
+        "environment": {"SANDMLE_SUBMISSION_DIR": SUBMISSION_DIR, **_thread_env(limits.threads)},
     }
     return {"services": {"default": service}}
 

@@ -10,6 +10,9 @@ DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024**2
 DEFAULT_DISK_MB = 4096
 DEFAULT_FILE_SIZE_MB = 2048
 DEFAULT_SHM_MB = 256
+DEFAULT_THREADS = 1
+ALL_GPUS = -1
+"""`gpus` value that passes every GPU of the host (MLE-bench's container default)."""
 
 
 class SandboxLimits(BaseModel, frozen=True):
@@ -40,6 +43,17 @@ class SandboxLimits(BaseModel, frozen=True):
 
     shm_mb: int = Field(default=DEFAULT_SHM_MB, gt=0)
     """Size of the private `/dev/shm` tmpfs (RAM, outside `disk_mb`), in MiB."""
+
+    cpus: float | None = Field(default=None, gt=0)
+    """CPU cores the sample may use at once (cgroup `cpu.max`, compose `cpus`);
+    None sets no such cap (`cpu_time_s` per process still applies)."""
+
+    gpus: int = Field(default=0, ge=ALL_GPUS)
+    """GPUs passed into the sandbox: 0 none, N the first N, -1 all the host has
+    (`/dev/nvidia*` in bwrap, a compose `gpus` device reservation in docker)."""
+
+    threads: int = Field(default=DEFAULT_THREADS, gt=0)
+    """Threads numeric libraries start (OMP/OpenBLAS/MKL_NUM_THREADS inside the sandbox)."""
 
     poll_interval_s: float = Field(default=0.5, gt=0)
     """How often the disk quota is checked during an exec."""

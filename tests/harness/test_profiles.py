@@ -1,0 +1,60 @@
+import pytest
+
+from sandmle.errors import SandmleError
+from sandmle.harness.profiles import DEFAULT_PROFILE, PROFILES, profile_values
+from sandmle.harness.sandbox import SandboxLimits
+from sandmle.harness.task import TaskLimits
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_every_profile_value_is_a_task_limit_and_validates(name: str) -> None:
+    assert set(PROFILES[name]) <= set(TaskLimits.model_fields)
+    limits = TaskLimits.from_args({"profile": name})
+    assert {k: getattr(limits, k) for k in PROFILES[name]} == PROFILES[name]
+
+
+def test_micro_is_the_default_and_equals_the_field_defaults() -> None:
+    assert DEFAULT_PROFILE == "micro"
+    assert TaskLimits.from_args({}) == TaskLimits()
+    assert TaskLimits().sandbox_limits() == SandboxLimits(command_timeout_s=600)
+
+
+def test_mle_bench_profile_is_mle_benchs_budget() -> None:
+    limits = TaskLimits.from_args({"profile": "mle-bench"})
+    assert limits.time_limit == 24 * 3600
+    assert limits.message_limit == 2 * 500 + 2
+    box = limits.sandbox_limits()
+    assert (box.shm_mb, box.cpus, box.gpus, box.threads) == (4096, 4.0, -1, 4)
+
+
+def test_explicit_values_override_the_profile() -> None:
+    limits = TaskLimits.from_args({"profile": "mle-bench", "gpus": 0, "time_limit": 60})
+    assert (limits.gpus, limits.time_limit, limits.shm_mb) == (0, 60, 4096)
+
+
+def test_every_sandbox_limit_is_settable_from_task_arguments() -> None:
+    args = {"cpu_time_s": 11, "file_size_mb": 12, "shm_mb": 13, "cpus": 1.5, "gpus": 2}
+    box = TaskLimits.from_args({**args, "threads": 3}).sandbox_limits()
+    assert (box.cpu_time_s, box.file_size_mb, box.shm_mb, box.cpus, box.gpus) == tuple(
+        args.values()
+    )
+    assert box.threads == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"profile": "huge"}, "unknown profile 'huge'; known: micro, mle-bench"),
+        ({"shm_gb": 4}, "unknown task argument(s): shm_gb"),
+        ({"sandbox": "vm"}, "task argument sandbox:"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(args: dict, message: str) -> None:
+    with pytest.raises(SandmleError) as info:
+        TaskLimits.from_args(args)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_profile_values_are_copies() -> None:
+    profile_values("micro")["time_limit"] = 1
+    assert PROFILES["micro"]["time_limit"] == 1800
