@@ -1,8 +1,11 @@
+from pathlib import Path
+
 import pytest
 
 from sandmle.errors import SandmleError
 from sandmle.harness.profiles import DEFAULT_PROFILE, PROFILES, profile_values
 from sandmle.harness.sandbox import SandboxLimits
+from sandmle.harness.sandbox._command import gpu_device_args
 from sandmle.harness.task import TaskLimits
 
 
@@ -58,3 +61,19 @@ def test_bad_arguments_are_one_line_errors(args: dict, message: str) -> None:
 def test_profile_values_are_copies() -> None:
     profile_values("micro")["time_limit"] = 1
     assert PROFILES["micro"]["time_limit"] == 1800
+
+
+def test_gpu_devices_are_bound_into_bwrap(tmp_path: Path) -> None:
+    for name in ("nvidia0", "nvidia1", "nvidia10", "nvidiactl", "nvidia-uvm", "null"):
+        (tmp_path / name).touch()
+    bound = gpu_device_args(2, tmp_path)[2::3]
+    assert bound == [str(tmp_path / n) for n in ("nvidia0", "nvidia1", "nvidia-uvm", "nvidiactl")]
+    assert str(tmp_path / "nvidia10") in gpu_device_args(-1, tmp_path)
+    assert gpu_device_args(0, tmp_path) == []
+    with pytest.raises(SandmleError, match="4 GPU"):
+        gpu_device_args(4, tmp_path)
+
+
+def test_all_gpus_on_a_host_without_any_binds_nothing(tmp_path: Path) -> None:
+    (tmp_path / "nvidiactl").touch()
+    assert gpu_device_args(-1, tmp_path) == []

@@ -5,6 +5,7 @@ import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandmle.errors import SandmleError
 from sandmle.harness.layout import DATA_DIR, SUBMISSION_DIR, WORK_DIR
 
 from .limits import SandboxLimits
@@ -133,6 +134,19 @@ def _limit_prefix(limits: SandboxLimits) -> list[str]:
     ]
 
 
+def gpu_device_args(gpus: int, dev: Path = Path("/dev")) -> list[str]:
+    """`--dev-bind` args passing `gpus` NVIDIA GPUs (-1: all) and their control devices."""
+    if gpus == 0:
+        return []
+    cards = sorted(dev.glob("nvidia[0-9]*"), key=lambda p: int(p.name.removeprefix("nvidia")))
+    if gpus > len(cards):
+        raise SandmleError(f"{gpus} GPU(s) asked for, {len(cards)} found under {dev}; set -T gpus")
+    chosen = cards if gpus < 0 else cards[:gpus]
+    if chosen:  # control devices only with a card: none of them work alone
+        chosen += [p for p in sorted(dev.glob("nvidia*")) if not p.name[6:].isdigit()]
+    return [arg for path in chosen for arg in ("--dev-bind", str(path), str(path))]
+
+
 def _identity_prefix(dirs: SampleDirs) -> list[str]:
     if not dirs.privileged:
         return []
@@ -162,7 +176,7 @@ def bwrap_argv(
     args = [bwrap, *unshare, "--die-with-parent", "--new-session", "--clearenv"]
     args += ["--hostname", "sandbox"]
     args += _mount_args(_system_binds() + _sample_binds(dirs, public_dir, ro_binds))
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--proc", "/proc", "--dev", "/dev", *gpu_device_args(limits.gpus)]
     args += ["--perms", "1777", "--size", str(limits.shm_mb * 1024**2), "--tmpfs", "/dev/shm"]
     for key, value in env.items():
         args += ["--setenv", key, value]
