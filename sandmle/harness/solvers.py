@@ -15,6 +15,14 @@ logger = logging.getLogger(__name__)
 AGENT_ERROR_KEY = "sandmle:agent_error"
 
 
+class BackendError(Exception):
+    """The machinery behind the agent failed (the model's generation backend), not the agent.
+
+    ``guard`` lets it through, so Inspect records ``sample.error`` and the sample is not
+    scored: an infrastructure failure never reads as the agent's zero.
+    """
+
+
 @solver
 def sample_setup() -> Solver:
     """Record the sample's competition in its store, for tools that need it."""
@@ -35,6 +43,8 @@ def guard(inner: Solver) -> Solver:
             return await inner(state, generate)
         except LimitExceededError:
             raise  # Inspect records the limit and still scores the sample
+        except BackendError:
+            raise  # not the agent's fault: the sample errors instead of scoring 0
         except Exception as exc:  # noqa: BLE001 - an agent's crash must not end the eval
             logger.warning("agent crashed on %s: %s", state.sample_id, exc)
             store().set(AGENT_ERROR_KEY, f"{type(exc).__name__}: {exc}")
