@@ -177,6 +177,20 @@ def build_image(
     typer.echo(build(tag, extra_package))
 
 
+@sandbox_app.command("runtime")
+def sandbox_runtime(
+    extras: Annotated[
+        list[str], typer.Option("--extras", help="Extra distribution (lightgbm, xgboost, torch).")
+    ] = [],  # noqa: B006
+    rebuild: Annotated[bool, typer.Option(help="Build again even if cached.")] = False,
+) -> None:
+    """Build (once, cached) or show the agent runtime: a Python with the ML stack, no sandmle."""
+    from sandmle.harness.sandbox.runtime import ensure_runtime
+
+    runtime = ensure_runtime(extras, rebuild=rebuild)
+    typer.echo(runtime.python)
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,94 @@
+"""The agent runtime: the ML stack imports, sandmle and inspect_ai do not."""
+
+import importlib.metadata
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from sandmle.harness.sandbox import runtime
+from sandmle.harness.sandbox.runtime import (
+    RUNTIME_DIR_ENV,
+    RuntimeBuildError,
+    ensure_runtime,
+    requirements,
+    runtime_key,
+)
+
+
+@pytest.fixture(scope="module")
+def built() -> runtime.Runtime:
+    # The default cache: the sandbox tests use the same runtime, so it is built once.
+    return ensure_runtime(quiet=True)
+
+
+def _run(python: Path, code: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), "-c", code], cwd=cwd, capture_output=True, text=True)
+
+
+def test_stack_is_pinned_at_the_host_versions() -> None:
+    reqs = requirements()
+    assert f"numpy=={importlib.metadata.version('numpy')}" in reqs
+    assert f"pandas=={importlib.metadata.version('pandas')}" in reqs
+    assert [r.split("==")[0] for r in reqs] == list(runtime.STACK)
+
+
+def test_extras_change_the_folder_and_bad_names_are_refused() -> None:
+    base = runtime.base_interpreter()
+    assert runtime_key(requirements(), base) != runtime_key(requirements(["lightgbm"]), base)
+    with pytest.raises(RuntimeBuildError, match="not a distribution name"):
+        requirements(["numpy; rm -rf /"])
+
+
+def test_runtime_imports_the_stack(built: runtime.Runtime, tmp_path: Path) -> None:
+    code = "import numpy, pandas, sklearn, scipy, PIL; print(pandas.__version__)"
+    result = _run(built.python, code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == importlib.metadata.version("pandas")
+
+
+@pytest.mark.parametrize("module", ["sandmle", "inspect_ai"])
+def test_sandmle_and_inspect_do_not_import(
+    built: runtime.Runtime, tmp_path: Path, module: str
+) -> None:
+    result = _run(built.python, f"import {module}", tmp_path)
+    assert result.returncode != 0
+    assert "ModuleNotFoundError" in result.stderr
+
+
+def test_runtime_is_found_without_a_rebuild(built: runtime.Runtime) -> None:
+    assert runtime.find_runtime() == built
+    assert ensure_runtime(quiet=True) == built
+
+
+def test_parallel_callers_build_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(RUNTIME_DIR_ENV, str(tmp_path))
+    builds = []
+
+    def fake_build(root: Path, base: Path, reqs: tuple, *, quiet: bool) -> None:
+        builds.append(root)
+        threading.Event().wait(0.3)  # long enough for the other callers to queue on the lock
+        (root / "bin").mkdir(parents=True)
+        (root / "bin" / "python").symlink_to(base)
+        (root / runtime.MARKER).write_text('{"requirements": []}')
+
+    monkeypatch.setattr(runtime, "_build", fake_build)
+    threads = [threading.Thread(target=ensure_runtime) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(builds) == 1
+
+
+def test_unbuildable_runtime_names_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(RUNTIME_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # offline, and the extra is in no local wheel dir
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
+    with pytest.raises(RuntimeBuildError) as info:
+        ensure_runtime(["sandmle-no-such-distribution"], quiet=True)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "installing the stack" in message and "SANDMLE_AGENT_PYTHON" in message
+    assert runtime.find_runtime(["sandmle-no-such-distribution"]) is None
