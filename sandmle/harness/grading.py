@@ -6,6 +6,7 @@ and the leaderboard. It runs on the host, never inside an agent's sandbox.
 
 from __future__ import annotations
 
+import csv
 import logging
 import math
 from datetime import datetime
@@ -30,6 +31,10 @@ from sandmle.harness.submission import DEFAULT_MAX_BYTES, load_submission, read_
 logger = logging.getLogger(__name__)
 
 SCORE_DECIMALS = 5
+MIN_COLUMN_LIMIT = 1000
+"""A submission may carry this many columns whatever its format (graders ignore extras)."""
+GRADER_ERROR = "grader error"
+"""How every reason that is the grader's failure, not the submission's, begins."""
 
 
 class CompetitionReport(BaseModel):
@@ -98,10 +103,32 @@ def grade_csv(
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> CompetitionReport:
     """Grade a submission file; bad submissions are reported invalid, never raised."""
-    loaded = load_submission(submission_path, max_bytes=max_bytes)
+    limit = column_limit(competition)
+    loaded = load_submission(submission_path, max_bytes=max_bytes, max_columns=limit)
     if loaded.frame is None:
         return _report(competition, submission_path, None, loaded.exists, loaded.reason)
     return grade_frame(loaded.frame, competition, submission_path=submission_path)
+
+
+def column_limit(competition: Competition) -> int:
+    """The most columns a submission's header may have: 4x the sample's, at least 1000."""
+    path = competition.sample_submission_path
+    try:
+        stat = path.stat()
+    except OSError:
+        return MIN_COLUMN_LIMIT
+    return max(MIN_COLUMN_LIMIT, 4 * _header_width(path, stat.st_mtime_ns))
+
+
+@lru_cache(maxsize=256)
+def _header_width(path: Path, mtime_ns: int) -> int:
+    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+        return len(next(csv.reader(handle), []))
+
+
+def is_grader_error(report: CompetitionReport) -> bool:
+    """True when the report is invalid because grading failed (a crash, a limit), not the file."""
+    return (report.invalid_reason or "").startswith(GRADER_ERROR)
 
 
 def grade_frame(
@@ -122,7 +149,7 @@ def grade_frame(
     except Exception as exc:  # a grader bug must not pass for the agent's mistake
         logger.exception("grader %s crashed on %s", competition.config.grader.name, submission_path)
         reason = (
-            f"grader error (a bug in the grader, not the submission): {type(exc).__name__}: {exc}"
+            f"{GRADER_ERROR} (a bug in the grader, not the submission): {type(exc).__name__}: {exc}"
         )
         return _report(competition, submission_path, None, True, reason)
     return _report(competition, submission_path, round_score(score), True, None)

@@ -8,6 +8,7 @@ behave as in the reference environment whatever pandas is installed.
 
 from __future__ import annotations
 
+import csv
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,8 @@ DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 """Submissions above this size are invalid (a 1 GB file would stall grading)."""
 
 _SNIFF_BYTES = 64 * 1024
+HEADER_MAX_BYTES = 1024 * 1024
+"""A header line longer than this makes the file invalid before pandas parses it."""
 
 
 def read_csv_reference(path: str | Path) -> pd.DataFrame:
@@ -44,8 +47,14 @@ class LoadedSubmission:
     reason: str | None = None
 
 
-def load_submission(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedSubmission:
-    """Read a submission; never raises for a bad file, returns the reason instead."""
+def load_submission(
+    path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES, max_columns: int | None = None
+) -> LoadedSubmission:
+    """Read a submission; never raises for a bad file, returns the reason instead.
+
+    ``max_columns`` bounds the header's column count, checked on the first line before
+    parsing: a 100k-column file would otherwise cost pandas and the graders seconds of CPU.
+    """
     p = Path(path)
     missing = _existence_problem(p)
     if missing:
@@ -56,9 +65,12 @@ def load_submission(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Loa
             None, True, f"file is {_mb(size)}, over the {_mb(max_bytes)} submission limit"
         )
     with p.open("rb") as fh:
-        head = fh.read(_SNIFF_BYTES)
-    if b"\x00" in head:
+        head = fh.read(max(_SNIFF_BYTES, HEADER_MAX_BYTES + 1))
+    if b"\x00" in head[:_SNIFF_BYTES]:
         return LoadedSubmission(None, True, "file holds binary data (NUL bytes), not a text CSV")
+    too_wide = header_problem(head, max_columns)
+    if too_wide:
+        return LoadedSubmission(None, True, too_wide)
     try:
         frame = read_csv_reference(p)
     except pd.errors.EmptyDataError:
@@ -68,6 +80,21 @@ def load_submission(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Loa
     except (pd.errors.ParserError, ValueError, OSError) as exc:
         return LoadedSubmission(None, True, f"could not parse CSV: {_first_line(exc)}")
     return LoadedSubmission(frame, exists=True)
+
+
+def header_problem(head: bytes, max_columns: int | None) -> str | None:
+    """Why the first line of ``head`` (the file's first bytes) cannot be a submission header."""
+    line, newline, _ = head.partition(b"\n")
+    if not newline and len(head) > HEADER_MAX_BYTES:
+        return f"header line is longer than {_mb(HEADER_MAX_BYTES)}"
+    if max_columns is None:
+        return None
+    fields = next(csv.reader([line.decode("utf-8", errors="replace").rstrip("\r")]), [])
+    if len(fields) > max_columns:
+        return (
+            f"header has {len(fields):,} columns, over the limit of {max_columns:,} for this task"
+        )
+    return None
 
 
 def _existence_problem(p: Path) -> str | None:
