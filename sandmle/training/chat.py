@@ -9,13 +9,15 @@ Hermes/Qwen convention most open chat templates expect:
 from __future__ import annotations
 
 import json
-import os
 import re
 import uuid
 from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from inspect_ai.tool import ToolCall, ToolInfo
+
+from sandmle.errors import SandmleError
+from sandmle.harness.solvers import BackendError
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 
@@ -105,14 +107,88 @@ def continuation_text(
 
     The policy's raw tokens stay as sampled (token in, token out), so only this delta is
     tokenized. When the turn was cut at the token cap, the delta also closes it with the
-    end-of-turn token, which then counts as an environment token.
+    end-of-turn token, which then counts as an environment token. The template must be
+    prefix-preserving (``use_training_template``); one that rewrites earlier turns would make
+    the trained context differ from the one the model sees, so it stops the episode.
     """
     before = render(tokenizer, seen, tools, add_generation_prompt=False)
     after = render(tokenizer, now, tools, add_generation_prompt=True)
-    if not after.startswith(before):  # the template rewrote history; keep the common part
-        before = os.path.commonprefix([before, after])
+    if not after.startswith(before):
+        raise BackendError("the chat template rewrote earlier turns; the episode cannot be trained")
     end = tokenizer.eos_token or ""
     cut = before.rfind(end) if end else -1
     if cut < 0:
         return after[len(before) :]
     return after[cut + len(end) if ended_with_eos else cut :]
+
+
+_PROBE_CALL = {"type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}
+PROBE_CONVERSATION: list[dict[str, Any]] = [
+    {"role": "system", "content": "You solve ML tasks."},
+    {"role": "user", "content": "Train a model."},
+    {
+        "role": "assistant",
+        "content": "<think>\nlook first\n</think>\n\n",
+        "tool_calls": [_PROBE_CALL],
+    },
+    {"role": "tool", "name": "bash", "content": "train.csv"},
+    {"role": "assistant", "content": "<think>\nplan\n</think>\n\nI will train a forest."},
+    {"role": "user", "content": "Please proceed to the next step using your best judgement."},
+    {"role": "assistant", "content": "no reasoning here", "tool_calls": [_PROBE_CALL]},
+    {"role": "tool", "name": "bash", "content": "done"},
+]
+"""The turns that expose a template rewriting history: a tool call with reasoning, a text-only
+turn followed by the agent's continue message, and a turn without a reasoning block."""
+
+
+def history_rewrites(tokenizer: Any, conversation: list[dict[str, Any]] | None = None) -> list[int]:
+    """Indexes of assistant turns after which the template re-renders the earlier text.
+
+    Empty for a prefix-preserving template: the conversation up to an assistant turn renders as a
+    prefix of the conversation with the next message and generation prompt appended.
+    """
+    messages = conversation or PROBE_CONVERSATION
+    tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
+    bad = []
+    for i, message in enumerate(messages[:-1]):
+        if message["role"] != "assistant":
+            continue
+        before = render(tokenizer, messages[: i + 1], tools, add_generation_prompt=False)
+        after = render(tokenizer, messages[: i + 2], tools, add_generation_prompt=True)
+        if not after.startswith(before):
+            bad.append(i)
+    return bad
+
+
+def use_training_template(tokenizer: Any) -> bool:
+    """Make the tokenizer's chat template prefix-preserving, or refuse to train.
+
+    Multi-turn GRPO trains on one token sequence per episode, so every turn must render the
+    earlier ones exactly as the model saw them. A template that rewrites them (Qwen3 drops
+    ``<think>`` from past turns) is replaced by TRL's training variant of it; the checkpoint
+    saves that template, so evaluation renders episodes as training did. Returns whether it
+    swapped the template.
+    """
+    from trl.chat_template_utils import (
+        get_training_chat_template,
+        is_chat_template_prefix_preserving,
+    )
+
+    def preserving() -> bool:
+        return not history_rewrites(tokenizer) and is_chat_template_prefix_preserving(tokenizer)
+
+    if preserving():
+        return False
+    try:
+        template = get_training_chat_template(tokenizer)
+    except ValueError:
+        template = None
+    if template is not None:
+        tokenizer.chat_template = template
+    if template is None or not preserving():
+        raise SandmleError(
+            f"{getattr(tokenizer, 'name_or_path', 'the model')}: its chat template re-renders "
+            "earlier turns and TRL has no training template for it; give the tokenizer a "
+            "prefix-preserving chat_template"
+        )
+    return True

@@ -1,143 +1,303 @@
-"""Sampling backends for the policy API: transformers (CPU, tests, small runs) and TRL's vLLM.
+"""Sampling backends for the policy API, batched across the episodes that run at once.
 
-Both sample one continuation per call, so episodes advance independently: while one waits on
-its sandbox another generates. Logprobs are of the sampled token under the temperature-scaled
-distribution, which is what TRL compares against.
+Episodes advance independently (while one waits on its sandbox another generates), but the
+engine is called once per *turn-batch*: every request that arrives within ``window_s`` of the
+first goes into one call. Three engines:
+
+- ``TransformersEngine``: ``model.generate`` on the live training weights (CPU, tests, small runs);
+- ``ColocateEngine``: TRL's ``VLLMGeneration`` in colocate mode, kept awake for the whole rollout
+  (see ``vllm_awake``) rather than put to sleep after every call;
+- ``ServerRounds``: TRL's ``vllm-serve`` client, which exists on the main process only. Every
+  process joins rounds of ``gather_object``: the main process sends all their requests to the
+  server in one call and broadcasts the results (or the error) back, so every rank gets real
+  samples and a failure reaches every rank instead of hanging the others.
+
+Any failure of an engine reaches the episode as ``BackendError``: the sample errors (it is not
+scored 0) and the rollout either fails the step or drops the episode (``RolloutSettings``).
+Logprobs are of the sampled token under the temperature-scaled distribution, which is what TRL
+compares against.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+from sandmle.harness.solvers import BackendError
 
-class TransformersGenerator:
-    """``model.generate`` on the live training weights, one call at a time (a CPU has no batching win)."""
+Request = tuple[list[int], int]
+"""A context (token ids) and the most tokens to sample after it."""
+Sample = tuple[list[int], list[float]]
+"""Sampled token ids and their logprobs."""
+
+
+@dataclass
+class EngineClock:
+    """Wall seconds an engine spent generating (its calls never overlap) and how many calls."""
+
+    seconds: float = 0.0
+    calls: int = 0
+    requests: int = 0
+
+
+class BatchingGenerator:
+    """``Generator`` that groups concurrent ``sample`` calls into one engine call per turn-batch."""
+
+    def __init__(self, engine: Callable[[list[Request]], list[Sample]], window_s: float = 0.02):
+        self.engine, self.window_s = engine, window_s
+        self.clock = EngineClock()
+        self._pending: list[tuple[Request, asyncio.Future]] = []
+        self._flusher: asyncio.Task | None = None
+
+    async def sample(self, context: list[int], max_new_tokens: int) -> Sample:
+        future = asyncio.get_running_loop().create_future()
+        self._pending.append(((context, max_new_tokens), future))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        return await future
+
+    async def _flush(self) -> None:
+        while self._pending:
+            await asyncio.sleep(self.window_s)  # let the other episodes' turns join the batch
+            batch, self._pending = self._pending, []
+            start = time.perf_counter()
+            try:
+                results = await asyncio.to_thread(self.engine, [r for r, _ in batch])
+                if len(results) != len(batch):
+                    raise RuntimeError(f"{len(results)} samples for {len(batch)} requests")
+            except Exception as exc:  # noqa: BLE001 - every waiting episode gets the failure
+                error = BackendError(f"generation backend failed: {type(exc).__name__}: {exc}")
+                for _, future in batch:
+                    future.set_exception(error)
+                continue
+            finally:
+                self._tick(time.perf_counter() - start, len(batch))
+            for (_, future), result in zip(batch, results, strict=True):
+                future.set_result(result)
+
+    def _tick(self, seconds: float, requests: int) -> None:
+        self.clock.seconds += seconds
+        self.clock.calls += 1
+        self.clock.requests += requests
+
+
+def cut(ids: list[int], logprobs: list[float], eos: int | None, limit: int) -> Sample:
+    """The first ``limit`` tokens, ending at the end-of-turn token when one was sampled.
+
+    >>> cut([5, 6, 2, 0, 0], [-1.0, -2.0, -3.0, 0.0, 0.0], eos=2, limit=8)
+    ([5, 6, 2], [-1.0, -2.0, -3.0])
+    >>> cut([5, 6, 7], [-1.0, -2.0, -3.0], eos=2, limit=2)
+    ([5, 6], [-1.0, -2.0])
+    """
+    ids, logprobs = ids[:limit], logprobs[:limit]
+    if eos is not None and eos in ids:
+        end = ids.index(eos) + 1
+        return ids[:end], logprobs[:end]
+    return ids, logprobs
+
+
+class TransformersEngine:
+    """``model.generate`` on a left-padded batch of contexts (the training model, no copy)."""
 
     def __init__(self, model: Any, tokenizer: Any, temperature: float = 1.0, top_p: float = 1.0):
         self.model, self.tokenizer = model, tokenizer
         self.temperature, self.top_p = temperature, top_p
-        self._lock = threading.Lock()
 
-    async def sample(
-        self, context: list[int], max_new_tokens: int
-    ) -> tuple[list[int], list[float]]:
-        return await asyncio.to_thread(self._sample, context, max_new_tokens)
-
-    def _sample(self, context: list[int], max_new_tokens: int) -> tuple[list[int], list[float]]:
+    def __call__(self, requests: list[Request]) -> list[Sample]:
         import torch
 
-        with self._lock, torch.no_grad():
-            was_training = self.model.training
-            self.model.eval()
-            try:
+        pad = self.tokenizer.pad_token_id
+        width = max(len(c) for c, _ in requests)
+        rows = [[pad] * (width - len(c)) + c for c, _ in requests]
+        mask = [[0] * (width - len(c)) + [1] * len(c) for c, _ in requests]
+        device = self.model.device
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.no_grad():
                 out = self.model.generate(
-                    torch.tensor([context], device=self.model.device),
-                    attention_mask=torch.ones(
-                        1, len(context), dtype=torch.long, device=self.model.device
-                    ),
-                    max_new_tokens=max_new_tokens,
+                    torch.tensor(rows, device=device),
+                    attention_mask=torch.tensor(mask, device=device),
+                    max_new_tokens=max(n for _, n in requests),
                     do_sample=True,
                     temperature=self.temperature,
                     top_p=self.top_p,
                     top_k=0,
                     output_logits=True,
                     return_dict_in_generate=True,
-                    pad_token_id=self.tokenizer.pad_token_id,
+                    pad_token_id=pad,
                     eos_token_id=self.tokenizer.eos_token_id,
                 )
-            finally:
-                self.model.train(was_training)
-        ids = out.sequences[0, len(context) :].tolist()
-        logits = torch.stack(out.logits, dim=1)[0].float() / self.temperature
-        logprobs = torch.log_softmax(logits, dim=-1)
-        picked = logprobs[torch.arange(len(ids)), torch.tensor(ids)].tolist()
-        return _strip_padding(ids, picked, self.tokenizer.eos_token_id)
+        finally:
+            self.model.train(was_training)
+        sampled = out.sequences[:, width:]
+        logprobs = torch.log_softmax(torch.stack(out.logits, dim=1).float() / self.temperature, -1)
+        picked = logprobs.gather(-1, sampled.unsqueeze(-1)).squeeze(-1)
+        eos = self.tokenizer.eos_token_id
+        return [
+            cut(sampled[i].tolist(), picked[i].tolist(), eos, n)
+            for i, (_, n) in enumerate(requests)
+        ]
 
 
-def _strip_padding(
-    ids: list[int], logprobs: list[float], eos: int
-) -> tuple[list[int], list[float]]:
-    """Drop anything generate padded after the end-of-turn token."""
-    if eos in ids:
-        end = ids.index(eos) + 1
-        return ids[:end], logprobs[:end]
-    return ids, logprobs
+def first_logprobs(
+    rows: list[list[list[float | None]]] | None, ids: list[list[int]]
+) -> list[list[float]]:
+    """The sampled token's logprob per position (TRL returns ``[position][k]``, sampled first)."""
+    if rows is None:
+        raise RuntimeError("the vLLM backend returned no logprobs (set vllm logprobs to 0)")
+    return [[float(lp[0]) for lp in row[: len(i)]] for row, i in zip(rows, ids, strict=True)]
 
 
-class VLLMGenerator:
-    """TRL's vLLM engine: the colocated ``LLM`` or the ``trl vllm-serve`` client.
+class ColocateEngine:
+    """TRL's colocated vLLM (``trainer.vllm_generation``); one ``generate`` per turn-batch."""
 
-    Calls that arrive within ``window_s`` of each other go to vLLM as one batch, so many
-    episodes share the engine. TRL already syncs the weights before each ``rollout_func`` call.
+    def __init__(self, vllm_generation: Any, eos: int | None):
+        self.vllm, self.eos = vllm_generation, eos
+
+    def __call__(self, requests: list[Request]) -> list[Sample]:
+        self.vllm.max_completion_length = max(n for _, n in requests)
+        _, completion_ids, logprobs, _ = self.vllm.generate([c for c, _ in requests], None, 1)
+        ids = [list(c) for c in completion_ids]
+        lps = first_logprobs(logprobs, ids)
+        return [cut(i, lp, self.eos, n) for i, lp, (_, n) in zip(ids, lps, requests, strict=True)]
+
+
+@contextmanager
+def vllm_awake(vllm_generation: Any) -> Iterator[None]:
+    """Keep a colocated engine awake (weights and KV cache) for a whole multi-turn rollout.
+
+    TRL's ``generate`` wakes the KV cache and sleeps (level 2, weights dropped) around every
+    call, which would re-push the weights on every turn; here the engine wakes once, with the
+    current weights, and goes back to sleep when the rollout ends, as TRL expects.
+    """
+    if vllm_generation.mode != "colocate" or not vllm_generation.enable_sleep_mode:
+        yield
+        return
+    if vllm_generation._llm_weights_sleeping:  # level-2 sleep dropped them: push the current ones
+        vllm_generation.sync_weights()
+    vllm_generation.llm.wake_up(tags=["kv_cache"])
+    vllm_generation.enable_sleep_mode = False  # so TRL's generate leaves the engine awake
+    try:
+        yield
+    finally:
+        vllm_generation.enable_sleep_mode = True
+        vllm_generation.llm.sleep(level=2)
+        vllm_generation._llm_weights_sleeping = True
+
+
+class ServerRounds:
+    """``Generator`` for ``vllm_mode='server'`` across all training processes.
+
+    A thread per process runs rounds until every process has finished its episodes: each round
+    gathers every process's pending requests, the main process (the only one with a
+    ``vllm_client``) sends them to the server as one call, and broadcasts the samples, or the
+    error, to all. Use as a context manager around the rollout.
     """
 
-    def __init__(self, trainer: Any, window_s: float = 0.01):
-        self.vllm = trainer.vllm_generation
-        self.args = trainer.args
-        self.window_s = window_s
-        self._pending: list[tuple[list[int], int, asyncio.Future]] = []
-        self._flusher: asyncio.Task | None = None
+    def __init__(
+        self,
+        vllm_generation: Any,
+        rank: int,
+        eos: int | None,
+        window_s: float = 0.02,
+        collectives: tuple[Callable, Callable] | None = None,
+    ):
+        self.vllm, self.rank, self.eos, self.window_s = vllm_generation, rank, eos, window_s
+        if collectives is None:
+            from accelerate.utils import broadcast_object_list, gather_object
 
-    async def sample(
-        self, context: list[int], max_new_tokens: int
-    ) -> tuple[list[int], list[float]]:
-        future = asyncio.get_running_loop().create_future()
-        self._pending.append((context, max_new_tokens, future))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
-        return await future
+            collectives = (gather_object, broadcast_object_list)
+        self._gather, self._broadcast = collectives
+        self.clock = EngineClock()
+        self._lock = threading.Lock()
+        self._pending: list[tuple[Request, concurrent.futures.Future]] = []
+        self._finished = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="vllm-server-rounds", daemon=True)
+        self._failure: BaseException | None = None
 
-    async def _flush(self) -> None:
-        await asyncio.sleep(self.window_s)
-        batch, self._pending = self._pending, []
+    def __enter__(self) -> ServerRounds:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._finished.set()  # this process's episodes are over; keep serving the others
+        self._thread.join()
+        if self._failure is not None:
+            raise BackendError(f"vLLM server rounds failed: {self._failure}") from self._failure
+
+    async def sample(self, context: list[int], max_new_tokens: int) -> Sample:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._lock:
+            if self._failure is not None or not self._thread.is_alive():
+                raise BackendError(f"vLLM server rounds are not running ({self._failure})")
+            self._pending.append(((context, max_new_tokens), future))
+        return await asyncio.wrap_future(future)
+
+    def _run(self) -> None:
         try:
-            results = await asyncio.to_thread(self._generate, [(c, n) for c, n, _ in batch])
-        except Exception as exc:  # noqa: BLE001 - hand the error to every waiting episode
-            for *_, future in batch:
-                future.set_exception(exc)
-            return
-        for (*_, future), result in zip(batch, results, strict=True):
-            future.set_result(result)
+            while self._round():
+                pass
+        except BaseException as exc:  # noqa: BLE001 - hand it to the waiting episodes, then exit
+            self._failure = exc
+            with self._lock:
+                batch, self._pending = self._pending, []
+            for _, future in batch:
+                future.set_exception(BackendError(f"vLLM server rounds failed: {exc}"))
 
-    def _generate(
-        self, requests: list[tuple[list[int], int]]
-    ) -> list[tuple[list[int], list[float]]]:
-        max_tokens = max(n for _, n in requests)  # one sampling config per batch; cut below
-        if self.vllm.mode == "server":
-            out = self.vllm.vllm_client.generate(
+    def _round(self) -> bool:
+        """One round; False once every process is done."""
+        time.sleep(self.window_s)
+        with self._lock:
+            batch, self._pending = self._pending, []
+            done = self._finished.is_set() and not batch
+        per_rank = self._gather([([r for r, _ in batch], done)])
+        if all(d for _, d in per_rank):
+            return False
+        requests = [r for reqs, _ in per_rank for r in reqs]
+        if not requests:
+            return True
+        start = time.perf_counter()
+        payload = [self._call_server(requests) if self.rank == 0 else None]
+        self._broadcast(payload, from_process=0)
+        self._tick(time.perf_counter() - start, len(requests))
+        status, value = payload[0]
+        offset = sum(len(reqs) for reqs, _ in per_rank[: self.rank])  # gathered in rank order
+        for i, (request, future) in enumerate(batch):
+            if status == "error":
+                future.set_exception(BackendError(f"vLLM server failed: {value}"))
+            else:
+                ids, lps = value[offset + i]
+                future.set_result(cut(ids, lps, self.eos, request[1]))
+        return True
+
+    def _call_server(self, requests: list[Request]) -> tuple[str, Any]:
+        vllm = self.vllm
+        try:
+            out = vllm.vllm_client.generate(
                 prompts=[c for c, _ in requests],
                 n=1,
-                temperature=self.args.temperature,
-                top_p=self.args.top_p,
-                max_tokens=max_tokens,
-                logprobs=0,
+                repetition_penalty=vllm.repetition_penalty,
+                temperature=vllm.temperature,
+                top_p=vllm.top_p,
+                top_k=vllm.top_k,
+                min_p=vllm.min_p or 0.0,
+                max_tokens=max(n for _, n in requests),
+                logprobs=vllm.logprobs,
+                generation_kwargs=vllm.generation_kwargs,
             )
-            pairs = [
-                (ids, [float(lp[0]) if isinstance(lp, list) else float(lp) for lp in lps])
-                for ids, lps in zip(out["completion_ids"], out["logprobs"], strict=True)
-            ]
-        else:
-            pairs = self._colocate([c for c, _ in requests], max_tokens)
-        return [(ids[:n], lps[:n]) for (ids, lps), (_, n) in zip(pairs, requests, strict=True)]
+            ids = [list(i) for i in out["completion_ids"]]
+            return "ok", list(zip(ids, first_logprobs(out["logprobs"], ids), strict=True))
+        except Exception as exc:  # noqa: BLE001 - broadcast the failure instead of hanging the others
+            return "error", f"{type(exc).__name__}: {exc}"
 
-    def _colocate(
-        self, contexts: list[list[int]], max_tokens: int
-    ) -> list[tuple[list[int], list[float]]]:
-        from vllm import SamplingParams, TokensPrompt
-
-        params = SamplingParams(
-            n=1,
-            temperature=self.args.temperature,
-            top_p=self.args.top_p,
-            max_tokens=max_tokens,
-            logprobs=0,
-        )
-        prompts = [TokensPrompt(prompt_token_ids=c) for c in contexts]
-        pairs = []
-        for request in self.vllm.llm.generate(prompts, params, use_tqdm=False):
-            ids = list(request.outputs[0].token_ids)
-            steps = request.outputs[0].logprobs
-            pairs.append((ids, [step[t].logprob for step, t in zip(steps, ids, strict=True)]))
-        return pairs
+    def _tick(self, seconds: float, requests: int) -> None:
+        self.clock.seconds += seconds
+        self.clock.calls += 1
+        self.clock.requests += requests

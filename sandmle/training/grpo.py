@@ -9,6 +9,7 @@ only the policy's tokens carry loss (``env_mask``).
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,14 +19,22 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from trl import GRPOConfig, GRPOTrainer
 
 from sandmle.errors import SandmleError
+from sandmle.training.chat import use_training_template
 from sandmle.training.checkpoints import CheckpointMetadata, checkpoint_dir, save_checkpoint
-from sandmle.training.generators import TransformersGenerator, VLLMGenerator
-from sandmle.training.policy_api import PolicySession
+from sandmle.training.generators import (
+    BatchingGenerator,
+    ColocateEngine,
+    EngineClock,
+    ServerRounds,
+    TransformersEngine,
+    vllm_awake,
+)
+from sandmle.training.policy_api import Generator, PolicySession
 from sandmle.training.rewards import RewardSettings, reward_functions
 from sandmle.training.rollouts import (
     EpisodeResult,
     RolloutSettings,
-    RolloutTimer,
+    failed_episodes,
     run_episodes,
     trl_batch,
 )
@@ -138,40 +147,71 @@ def rollout_function(settings: RolloutSettings, log_root: Path):
 
     def rollout(prompts: list[Any], trainer: GRPOTrainer) -> dict[str, list]:
         tokenizer = trainer.processing_class
-        timer = RolloutTimer(_generator(trainer))
+        generator, clock, running = _generation(trainer)
         session = PolicySession(
-            timer, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens
+            generator, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens
         )
         step = trainer.state.global_step
         log_dir = log_root / f"step-{step:06d}" / f"rank-{trainer.accelerator.process_index}"
         start = time.perf_counter()
-        results = run_episodes([str(p) for p in prompts], session, settings, log_dir)
-        _log_metrics(trainer, results, time.perf_counter() - start, timer)
+        with running:
+            results = run_episodes([str(p) for p in prompts], session, settings, log_dir)
+        failed = failed_episodes(results, settings)
+        _log_metrics(trainer, results, time.perf_counter() - start, clock, failed)
         return trl_batch(results, tokenizer)
 
     return rollout
 
 
-def _generator(trainer: GRPOTrainer) -> Any:
-    if trainer.args.use_vllm:
-        return VLLMGenerator(trainer)
-    model = trainer.accelerator.unwrap_model(trainer.model)
-    args = trainer.args
-    return TransformersGenerator(model, trainer.processing_class, args.temperature, args.top_p)
+def _generation(trainer: GRPOTrainer) -> tuple[Generator, EngineClock, AbstractContextManager]:
+    """The sampler for this process, its clock, and what must be held while episodes run."""
+    eos = trainer.processing_class.eos_token_id
+    if not trainer.args.use_vllm:
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        args = trainer.args
+        engine = TransformersEngine(model, trainer.processing_class, args.temperature, args.top_p)
+        generator = BatchingGenerator(engine)
+        return generator, generator.clock, nullcontext()
+    vllm = trainer.vllm_generation
+    if vllm.mode == "server":  # the client lives on the main process only
+        rounds = ServerRounds(vllm, trainer.accelerator.process_index, eos)
+        return rounds, rounds.clock, rounds
+    generator = BatchingGenerator(ColocateEngine(vllm, eos))
+    return generator, generator.clock, vllm_awake(vllm)
 
 
 def _log_metrics(
-    trainer: GRPOTrainer, results: list[EpisodeResult], wall: float, timer: RolloutTimer
+    trainer: GRPOTrainer,
+    results: list[EpisodeResult],
+    wall: float,
+    clock: EngineClock,
+    failed: int,
 ) -> None:
-    """Rollout timings and counts, averaged into TRL's logs like its own metrics."""
+    """Rollout timings and counts, averaged into TRL's logs like its own metrics.
+
+    ``generation_seconds`` is the engine's busy wall time (its calls never overlap), so it is at
+    most ``seconds``; ``environment_share`` is, per episode, the part of its wall time not spent
+    waiting for the sampler (sandbox, tools, grading), averaged over episodes.
+    """
+    n = max(len(results), 1)
     metrics = trainer._metrics["train"]  # TRL's per-step metric buffer
     metrics["rollout/seconds"].append(wall)
-    metrics["rollout/generation_seconds"].append(timer.seconds)
-    metrics["rollout/environment_seconds"].append(max(wall - timer.seconds, 0.0))
-    metrics["rollout/env_steps"].append(sum(r.env_steps for r in results) / max(len(results), 1))
-    metrics["rollout/turns"].append(timer.calls / max(len(results), 1))
-    metrics["rollout/errors"].append(sum(r.error is not None for r in results))
+    metrics["rollout/generation_seconds"].append(clock.seconds)
+    metrics["rollout/engine_calls"].append(clock.calls)
+    metrics["rollout/requests_per_call"].append(clock.requests / max(clock.calls, 1))
+    metrics["rollout/environment_share"].append(sum(map(environment_share, results)) / n)
+    metrics["rollout/env_steps"].append(sum(r.env_steps for r in results) / n)
+    metrics["rollout/turns"].append(sum(len(r.episode.assistant_turns) for r in results) / n)
+    metrics["rollout/dropped"].append(failed)  # on_backend_error: fail raises before this
     metrics["rollout/truncated"].append(sum(r.episode.truncated for r in results))
+    metrics["rollout/rerendered_turns"].append(sum(r.episode.rerendered_turns for r in results))
+
+
+def environment_share(result: EpisodeResult) -> float:
+    """The share of an episode's wall time not spent waiting for the sampler."""
+    if result.seconds <= 0:
+        return 0.0
+    return max(result.seconds - result.episode.generation_seconds, 0.0) / result.seconds
 
 
 def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> GRPOTrainer:
@@ -183,6 +223,7 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
     tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    use_training_template(tokenizer)  # saved with every checkpoint: eval renders as training did
     log_root = Path(config.rollout.log_dir or Path(config.output_dir) / "rollouts")
     metadata = CheckpointMetadata(
         base_model=config.model_name_or_path,
@@ -208,4 +249,13 @@ def train_grpo(config: SandmleGRPOConfig) -> Path:
     metadata = next(
         c for c in trainer.callback_handler.callbacks if isinstance(c, CheckpointMetadata)
     )
-    return save_checkpoint(trainer, checkpoint_dir(config.output_dir, step), metadata.info(step))
+    folder = save_checkpoint(trainer, checkpoint_dir(config.output_dir, step), metadata.info(step))
+    close_processes(trainer.accelerator)
+    return folder
+
+
+def close_processes(accelerator: Any) -> None:
+    """Meet every process, then tear the process group down before the interpreter exits
+    (left to exit handlers, gloo's threads can abort a rank after its work is done)."""
+    accelerator.wait_for_everyone()
+    accelerator.end_training()

@@ -11,6 +11,7 @@ the sequence TRL trains on is exactly the one that was sampled.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -64,6 +65,12 @@ class Episode:
     """The conversation as of the last policy turn, its reply included."""
     ended_with_eos: bool = True
     truncated: bool = False
+    generation_seconds: float = 0.0
+    """Wall seconds this episode waited for the sampler (the rest of its time is the environment's)."""
+    rerendered_turns: int = 0
+    """Policy turns the template renders differently from how they were sampled (e.g. a turn
+    without a reasoning block, which the template gives an empty one): the next turn's context
+    in evaluation differs from the trained one by that rendering."""
 
     @property
     def length(self) -> int:
@@ -127,7 +134,11 @@ class PolicyAPI(ModelAPI):
             return self._output("", [], "model_length", 0)
         context = episode.prompt_ids + episode.completion_ids
         limit = min(self.session.max_turn_tokens, budget)
-        ids, logprobs = await self.session.generator.sample(context, limit)
+        start = time.perf_counter()
+        try:
+            ids, logprobs = await self.session.generator.sample(context, limit)
+        finally:
+            episode.generation_seconds += time.perf_counter() - start
         episode.add(ids, logprobs, policy=True)
         eos = self.session.tokenizer.eos_token_id
         episode.ended_with_eos = bool(ids) and ids[-1] == eos
@@ -136,6 +147,8 @@ class PolicyAPI(ModelAPI):
         text, calls = parse_tool_calls(raw)
         reply = ChatMessageAssistant(content=text, tool_calls=calls or None, model=self.model_name)
         episode.seen = [*messages, *chat_dicts([reply])]
+        if not await asyncio.to_thread(self._renders_as_sampled, episode, schemas):
+            episode.rerendered_turns += 1
         stop = "stop" if episode.ended_with_eos else "max_tokens"
         return self._output(
             text, calls, "tool_calls" if calls else stop, len(ids), reply, len(context)
@@ -146,6 +159,13 @@ class PolicyAPI(ModelAPI):
         tokenizer = self.session.tokenizer
         drop = {tokenizer.eos_token_id, tokenizer.pad_token_id}
         return tokenizer.decode([i for i in ids if i not in drop], skip_special_tokens=False)
+
+    def _renders_as_sampled(self, episode: Episode, schemas: list[dict]) -> bool:
+        """Whether the template renders the conversation so far as the token record reads."""
+        tokenizer = self.session.tokenizer
+        text = render(tokenizer, episode.seen, schemas, add_generation_prompt=False)
+        record = tokenizer.decode(episode.prompt_ids + episode.completion_ids)
+        return text.startswith(record)
 
     def _append_environment(
         self, episode: Episode, messages: list[dict], schemas: list[dict]

@@ -7,8 +7,12 @@ Every component is its own TRL reward function, so TRL logs each one on its own
   at or above median 0.1) + 0.1 × the share of assistant turns with a well-formed reasoning block;
 - sparse (the ablation): 0.1 × format + 0.9 × gold.
 
-The functions read the rollout's extra fields: ``medal`` (the scorer's ``Score.value`` dict)
-and ``assistant_turns`` (the raw text of every policy turn).
+The reasoning block is the model family's own (``<think>…</think>`` for Qwen3, the default);
+``reasoning_tag`` names another one (e.g. ``thought`` for ``<thought>…</thought>``, as the
+SandMLE paper's text writes it). The functions read the rollout's extra fields: ``medal`` (the
+scorer's ``Score.value`` dict), ``assistant_turns`` (the raw text of every policy turn) and
+``dropped`` (an episode whose backend failed: every function returns ``None`` for it, which
+TRL leaves out of the group's baseline and gives no advantage).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 RewardFunc = Callable[..., list[float]]
 TIER_FLAGS = ("gold_medal", "silver_medal", "bronze_medal", "above_median")
-_REASONING = re.compile(r"^\s*<think>(?P<body>.*?)</think>", re.S)
+DEFAULT_REASONING_TAG = "think"
 
 
 class RewardSettings(BaseModel):
@@ -48,18 +52,26 @@ class RewardSettings(BaseModel):
     """Sparse: weight of the format share."""
     sparse_gold_weight: float = 0.9
     """Sparse: reward for a gold medal."""
+    reasoning_tag: str = Field(default=DEFAULT_REASONING_TAG, pattern=r"^[A-Za-z_][\w-]*$")
+    """The reasoning block's tag: ``think`` (Qwen3, DeepSeek-R1) or the family's own."""
 
 
-def reasoning_well_formed(text: str) -> bool:
-    """Whether a turn opens with a non-empty ``<think>…</think>`` block.
+def reasoning_well_formed(text: str, tag: str = DEFAULT_REASONING_TAG) -> bool:
+    """Whether a turn opens with a non-empty ``<tag>…</tag>`` block (``<think>`` by default).
 
     >>> reasoning_well_formed("<think>try a forest</think><tool_call>…</tool_call>")
     True
     >>> reasoning_well_formed("<think></think>done"), reasoning_well_formed("<think>open")
     (False, False)
+    >>> reasoning_well_formed("<thought>plan</thought>go", tag="thought")
+    True
     """
-    match = _REASONING.match(text)
-    return bool(match and match.group("body").strip() and "<think>" not in match.group("body"))
+    match = _block(tag).match(text)
+    return bool(match and match.group("body").strip() and f"<{tag}>" not in match.group("body"))
+
+
+def _block(tag: str) -> re.Pattern[str]:
+    return re.compile(rf"^\s*<{re.escape(tag)}>(?P<body>.*?)</{re.escape(tag)}>", re.S)
 
 
 def _flag(medal: dict[str, float] | None, key: str) -> bool:
@@ -119,35 +131,64 @@ def _highest(medal: dict | None, ordered: list[tuple[str, float]]) -> float:
     return next((value for flag, value in ordered if _flag(medal, flag)), 0.0)
 
 
-def format_reward(
-    completions: list, assistant_turns: list[list[str]] | None = None, **kwargs: Any
-) -> list[float]:
-    """The share of assistant turns that open with a well-formed reasoning block.
+def format_reward_for(tag: str = DEFAULT_REASONING_TAG) -> RewardFunc:
+    """The share of assistant turns that open with a well-formed ``<tag>`` block.
 
-    >>> format_reward(["…"], assistant_turns=[["<think>a</think>x", "no block", "<think>b</think>"]])
+    >>> format_reward_for()(["…"], assistant_turns=[["<think>a</think>x", "no", "<think>b</think>"]])
     [0.6666666666666666]
-    >>> format_reward(["<think>plan</think>answer"])
+    >>> format_reward_for()(["<think>plan</think>answer"])
     [1.0]
+    >>> format_reward_for("thought")(["…"], assistant_turns=[["<thought>a</thought>x", "<think>b</think>"]])
+    [0.5]
     """
-    per_turns = assistant_turns or [None] * len(completions)
-    rates = []
-    for completion, turns in zip(completions, per_turns, strict=True):
-        texts = _turns(completion, turns)
-        rates.append(sum(map(reasoning_well_formed, texts)) / len(texts) if texts else 0.0)
-    return rates
+
+    def format_reward(
+        completions: list, assistant_turns: list[list[str]] | None = None, **kwargs: Any
+    ) -> list[float]:
+        per_turns = assistant_turns or [None] * len(completions)
+        rates = []
+        for completion, turns in zip(completions, per_turns, strict=True):
+            texts = _turns(completion, turns)
+            good = sum(reasoning_well_formed(t, tag) for t in texts)
+            rates.append(good / len(texts) if texts else 0.0)
+        return rates
+
+    format_reward.__doc__ = (
+        f"The share of assistant turns that open with a well-formed <{tag}> block."
+    )
+    return format_reward
+
+
+format_reward = format_reward_for()  # the default tag: Qwen3's <think>
+
+
+def skip_dropped(func: RewardFunc) -> RewardFunc:
+    """``func``, returning ``None`` for dropped episodes (TRL then leaves them out of the group).
+
+    >>> skip_dropped(valid_reward)(["…"] * 2, medal=[{}, {}], dropped=[False, True])
+    [0.0, None]
+    """
+
+    def wrapped(completions: list, dropped: list[bool] | None = None, **kwargs: Any) -> list:
+        values = func(completions, **kwargs)
+        return [
+            None if d else v for v, d in zip(values, dropped or [False] * len(values), strict=True)
+        ]
+
+    wrapped.__name__ = func.__name__
+    return wrapped
 
 
 def reward_functions(settings: RewardSettings) -> tuple[list[RewardFunc], list[float]]:
     """TRL ``reward_funcs`` and ``reward_weights`` for a mode (each component logged alone)."""
+    fmt = format_reward_for(settings.reasoning_tag)
     if settings.mode == "sparse":
-        return [format_reward, gold_reward], [
-            settings.sparse_format_weight,
-            settings.sparse_gold_weight,
-        ]
-    return (
-        [valid_reward, tier_reward(settings.tiers), format_reward],
-        [settings.valid_weight, 1.0, settings.format_weight],
-    )
+        funcs = [fmt, gold_reward]
+        weights = [settings.sparse_format_weight, settings.sparse_gold_weight]
+    else:
+        funcs = [valid_reward, tier_reward(settings.tiers), fmt]
+        weights = [settings.valid_weight, 1.0, settings.format_weight]
+    return [skip_dropped(f) for f in funcs], weights
 
 
 def total_reward(settings: RewardSettings, completions: list, **kwargs: Any) -> list[float]:
@@ -162,7 +203,10 @@ def total_reward(settings: RewardSettings, completions: list, **kwargs: Any) -> 
     """
     funcs, weights = reward_functions(settings)
     columns = [func(completions, **kwargs) for func in funcs]
+    rows = [[c[i] for c in columns] for i in range(len(completions))]
     return [
-        round(sum(w * c[i] for w, c in zip(weights, columns, strict=True)), 10)
-        for i in range(len(completions))
+        None
+        if all(v is None for v in row)
+        else round(sum(w * (v or 0.0) for w, v in zip(weights, row, strict=True)), 10)
+        for row in rows
     ]

@@ -10,10 +10,9 @@ trajectories SFT and the leaderboard read.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai import Task, task_with
 from inspect_ai import eval as inspect_eval
@@ -27,7 +26,7 @@ from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.harness.solvers import guard
 from sandmle.harness.task import SandboxType
 from sandmle.harness.tools import agent_tools
-from sandmle.training.policy_api import EPISODE_KEY, Episode, Generator, PolicyAPI, PolicySession
+from sandmle.training.policy_api import EPISODE_KEY, Episode, PolicyAPI, PolicySession
 
 SCORER = "medal_scorer"
 
@@ -57,8 +56,13 @@ class RolloutSettings(BaseModel):
     """Tokens the policy may sample per turn."""
     max_episode_tokens: int = Field(default=32768, ge=16)
     """Prompt plus every turn; the episode ends when it is reached."""
-    score_feedback: bool = True
-    """``validate_submission`` also tells the score and milestone (SandMLE's training signal)."""
+    score_feedback: bool = False
+    """``validate_submission`` also tells the private test score: an oracle evaluation never
+    has, so the shipped configs leave it off (an ablation switch only)."""
+    on_backend_error: Literal["fail", "drop"] = "fail"
+    """An episode whose generation backend or sandbox failed: ``fail`` stops the step with the
+    error; ``drop`` leaves it out of its group (no reward, no loss), counted as ``rollout/dropped``.
+    Never scored as 0."""
     log_dir: str | None = None
     """Where episode logs go; ``<output_dir>/rollouts`` when omitted."""
 
@@ -72,6 +76,8 @@ class EpisodeResult:
     medal: dict[str, float] = field(default_factory=dict)
     env_steps: int = 0
     error: str | None = None
+    seconds: float = 0.0
+    """The sample's wall time in Inspect (sandbox setup, turns, grading)."""
 
 
 @solver
@@ -142,6 +148,7 @@ def run_episodes(
                 medal=dict(score.value) if score and isinstance(score.value, dict) else {},
                 env_steps=_tool_calls(sample),
                 error=str(sample.error.message) if sample and sample.error else None,
+                seconds=float(sample.total_time or 0.0) if sample else 0.0,
             )
         )
     return results
@@ -151,18 +158,35 @@ def _tool_calls(sample: Any) -> int:
     return sum(1 for m in (sample.messages if sample else []) if m.role == "tool")
 
 
+def failed_episodes(results: list[EpisodeResult], settings: RolloutSettings) -> int:
+    """How many episodes failed (not the agent's doing); raises when the settings say ``fail``."""
+    failed = [r for r in results if r.error is not None]
+    if failed and settings.on_backend_error == "fail":
+        raise RuntimeError(
+            f"{len(failed)} of {len(results)} episodes failed ({failed[0].task_id}: "
+            f"{failed[0].error}); set rollout.on_backend_error: drop to train on without them"
+        )
+    return len(failed)
+
+
 def trl_batch(results: list[EpisodeResult], tokenizer: Any) -> dict[str, list]:
-    """The dict TRL's ``rollout_func`` returns (extra keys go to the reward functions)."""
+    """The dict TRL's ``rollout_func`` returns (extra keys go to the reward functions).
+
+    A failed episode is ``dropped``: every token masked out of the loss, and every reward
+    function returns ``None`` for it.
+    """
     out: dict[str, list] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask")}
-    out |= {"medal": [], "assistant_turns": []}
+    out |= {"medal": [], "assistant_turns": [], "dropped": []}
     for result in results:
+        dropped = result.error is not None
         ep = _nonempty(result.episode, tokenizer, result.task_id)
         out["prompt_ids"].append(ep.prompt_ids)
         out["completion_ids"].append(ep.completion_ids)
         out["logprobs"].append(ep.logprobs)
-        out["env_mask"].append(ep.env_mask)
+        out["env_mask"].append([0] * len(ep.env_mask) if dropped else ep.env_mask)
         out["medal"].append(result.medal)
         out["assistant_turns"].append(ep.assistant_turns)
+        out["dropped"].append(dropped)
     return out
 
 
@@ -175,20 +199,3 @@ def _nonempty(episode: Episode, tokenizer: Any, task_id: str) -> Episode:
     filler = Episode(prompt_ids=prompt, assistant_turns=episode.assistant_turns)
     filler.add([tokenizer.eos_token_id], [], policy=False)
     return filler
-
-
-class RolloutTimer:
-    """Seconds spent sampling (summed over calls) around a generator."""
-
-    def __init__(self, inner: Generator):
-        self.inner, self.seconds, self.calls = inner, 0.0, 0
-
-    async def sample(
-        self, context: list[int], max_new_tokens: int
-    ) -> tuple[list[int], list[float]]:
-        start = time.perf_counter()
-        try:
-            return await self.inner.sample(context, max_new_tokens)
-        finally:
-            self.seconds += time.perf_counter() - start
-            self.calls += 1

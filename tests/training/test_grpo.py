@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from contextlib import nullcontext
+
 import pytest
 import yaml
 
+from sandmle.training.generators import EngineClock
 from sandmle.training.grpo import build_trainer, load_grpo_config
 from tests.conftest import FIXTURES
 from tests.training.conftest import SCRIPT, TASKS, ScriptedGenerator
@@ -56,7 +59,7 @@ def test_two_steps_on_two_tasks_reward_real_episodes(trained) -> None:
         "rewards/format_reward/mean",
     ):
         assert all(key in h for h in logged)
-    assert all(h["rollout/errors"] == 0 for h in logged)
+    assert all(h["rollout/dropped"] == 0 for h in logged)
     logs = sorted((out / "rollouts").rglob("*.eval"))
     assert len(logs) == 2  # one Inspect eval per step
     graded = {}
@@ -117,7 +120,8 @@ def test_env_mask_keeps_environment_tokens_out_of_the_loss(
     config.rollout = config.rollout.model_copy(update={"max_turns": 5, "max_turn_tokens": 256})
     trainer = build_trainer(config)
     tokenizer = trainer.processing_class
-    monkeypatch.setattr(grpo, "_generator", lambda t: ScriptedGenerator(tokenizer, SCRIPT))
+    scripted = ScriptedGenerator(tokenizer, SCRIPT)
+    monkeypatch.setattr(grpo, "_generation", lambda t: (scripted, EngineClock(), nullcontext()))
     inputs = trainer._generate_and_score_completions([{"prompt": "plant-watering"}] * 2)
 
     mask = inputs["tool_mask"] * inputs["completion_mask"]

@@ -43,5 +43,5 @@ def test_a_few_grpo_steps_with_smollm2(smollm_dir: Path, pack_dir: Path, tmp_pat
     assert trainer.processing_class.chat_template  # SmolLM2's own template renders the episodes
     trainer.train()
     logged = [h for h in trainer.state.log_history if "reward" in h]
-    assert len(logged) == 3 and all(h["rollout/errors"] == 0 for h in logged)
+    assert len(logged) == 3 and all(h["rollout/dropped"] == 0 for h in logged)
     assert (tmp_path / "run" / "checkpoint-3" / "sandmle_checkpoint.json").is_file()
