@@ -516,8 +516,13 @@ def test_inspect_eval_end_to_end(config: BwrapConfig) -> None:
 def test_agent_python_comes_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    from sandmle.harness.sandbox import runtime
     from sandmle.harness.sandbox.bwrap import AGENT_PYTHON_ENV, BwrapConfig
 
+    monkeypatch.delenv(AGENT_PYTHON_ENV, raising=False)
+    built = runtime.find_runtime()
+    assert BwrapConfig().python == (built.python if built else Path(sys.executable))
+    monkeypatch.setattr(runtime, "find_runtime", lambda: None)
     assert BwrapConfig().python == Path(sys.executable)
     monkeypatch.setenv(AGENT_PYTHON_ENV, str(tmp_path / "venv/bin/python"))
     assert BwrapConfig().python == tmp_path / "venv/bin/python"

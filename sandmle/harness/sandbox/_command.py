@@ -24,6 +24,9 @@ ETC_ENTRIES = (
     "localtime", "nsswitch.conf", "hosts", "mime.types",
 )  # fmt: skip
 SYSTEM_TOP_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+HIDDEN_PROC_FILES = ("keys", "key-users")
+WRITABLE_DIRS = (WORK_DIR, SUBMISSION_DIR, "/tmp", "/dev/shm")
+"""Sandbox dirs the agent can write; no mount point may lie inside one."""
 
 BASE_ENV = {
     "HOME": WORK_DIR,
@@ -47,16 +50,21 @@ class SampleDirs:
     """True when we are root: bwrap runs privileged and setpriv drops to `uid`."""
 
     @property
+    def rw(self) -> Path:
+        """Holds the writable dirs; the sample's sized tmpfs is mounted here (see `_quota`)."""
+        return self.root / "rw"
+
+    @property
     def work(self) -> Path:
-        return self.root / "work"
+        return self.rw / "work"
 
     @property
     def submission(self) -> Path:
-        return self.root / "submission"
+        return self.rw / "submission"
 
     @property
     def tmp(self) -> Path:
-        return self.root / "tmp"
+        return self.rw / "tmp"
 
     @property
     def etc(self) -> Path:
@@ -66,7 +74,7 @@ class SampleDirs:
         return [self.work, self.submission, self.tmp]
 
 
-Bind = tuple[str, str, str]  # (bwrap flag, host path, sandbox path)
+Bind = tuple[str, str, str]  # (bwrap flag, host path or link target, sandbox path)
 
 
 def _system_binds() -> list[Bind]:
@@ -81,10 +89,8 @@ def _system_binds() -> list[Bind]:
     return binds
 
 
-def _sample_binds(
-    dirs: SampleDirs, public_dir: Path | None, ro_binds: dict[Path, str]
-) -> list[Bind]:
-    binds = [("--ro-bind", str(host), dest) for host, dest in ro_binds.items()]
+def _sample_binds(dirs: SampleDirs, public_dir: Path | None, extra: list[Bind]) -> list[Bind]:
+    binds = list(extra)
     binds += [
         ("--bind", str(dirs.work), WORK_DIR),
         ("--bind", str(dirs.submission), SUBMISSION_DIR),
@@ -117,15 +123,17 @@ def _mount_args(binds: list[Bind]) -> list[str]:
     # Shallow mount points first: a later mount covers an earlier one, so a Python prefix
     # under /tmp (a venv there) must be bound after the sample's own /tmp, not before.
     for flag, host, dest in sorted(binds, key=lambda bind: bind[2].rstrip("/").count("/")):
-        args += [flag, host, dest]
+        args += [flag, dest] if flag == "--tmpfs" else [flag, host, dest]
     return args
 
 
-def _limit_prefix(limits: SandboxLimits) -> list[str]:
+def _limit_prefix(limits: SandboxLimits, per_process_memory: bool) -> list[str]:
     mib = 1024**2
+    # With a cgroup the memory limit is the sample's total; RLIMIT_AS only stands in for it.
+    memory = [f"--as={limits.memory_mb * mib}"] if per_process_memory else []
     return [
         PRLIMIT,
-        f"--as={limits.memory_mb * mib}",
+        *memory,
         f"--nproc={limits.max_processes}",
         f"--cpu={limits.cpu_time_s}",
         f"--fsize={limits.file_size_mb * mib}",
@@ -157,6 +165,44 @@ def _identity_prefix(dirs: SampleDirs) -> list[str]:
     ]  # fmt: skip
 
 
+def sample_options(
+    dirs: SampleDirs, *, limits: SandboxLimits, public_dir: Path | None, binds: list[Bind]
+) -> list[str]:
+    """bwrap's per-sample options (namespaces, mounts), built once in sample_init.
+
+    `binds` are the extra mounts (the agent Python's, the config's read-only binds).
+    """
+    # No user namespace when root: the processes must really run as `dirs.uid` on the
+    # host so RLIMIT_NPROC counts only this sample and file modes protect the host.
+    unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+    unshare += ["--unshare-cgroup-try"] + ([] if dirs.privileged else ["--unshare-user"])
+    args = [*unshare, "--die-with-parent", "--new-session", "--clearenv"]
+    args += ["--hostname", "sandbox"]
+    args += _mount_args(_system_binds() + _sample_binds(dirs, public_dir, binds))
+    args += ["--proc", "/proc", "--dev", "/dev", *gpu_device_args(limits.gpus)]
+    for name in HIDDEN_PROC_FILES:  # key names of the host's keyrings
+        args += ["--ro-bind-try", "/dev/null", f"/proc/{name}"]
+    args += ["--perms", "1777", "--size", str(limits.shm_mb * 1024**2), "--tmpfs", "/dev/shm"]
+    if dirs.privileged:  # only for setpriv; it clears every capability before `cmd`
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    return args
+
+
+def exec_options(*, cwd: str, env: dict[str, str]) -> list[str]:
+    """bwrap's per-exec options: environment and working dir."""
+    args = []
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    return args + ["--chdir", cwd]
+
+
+def sandbox_command(
+    dirs: SampleDirs, limits: SandboxLimits, cmd: list[str], *, cgroup: bool
+) -> list[str]:
+    """What bwrap runs: setpriv (when root), then prlimit, then `cmd`."""
+    return _identity_prefix(dirs) + _limit_prefix(limits, not cgroup) + cmd
+
+
 def bwrap_argv(
     bwrap: str,
     dirs: SampleDirs,
@@ -166,21 +212,10 @@ def bwrap_argv(
     env: dict[str, str],
     limits: SandboxLimits,
     public_dir: Path | None,
-    ro_binds: dict[Path, str],
+    binds: list[Bind],
+    cgroup: bool = False,
 ) -> list[str]:
-    """The full argv: bwrap, then setpriv (when root), then prlimit, then `cmd`."""
-    # No user namespace when root: the processes must really run as `dirs.uid` on the
-    # host so RLIMIT_NPROC counts only this sample and file modes protect the host.
-    unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
-    unshare += ["--unshare-cgroup-try"] + ([] if dirs.privileged else ["--unshare-user"])
-    args = [bwrap, *unshare, "--die-with-parent", "--new-session", "--clearenv"]
-    args += ["--hostname", "sandbox"]
-    args += _mount_args(_system_binds() + _sample_binds(dirs, public_dir, ro_binds))
-    args += ["--proc", "/proc", "--dev", "/dev", *gpu_device_args(limits.gpus)]
-    args += ["--perms", "1777", "--size", str(limits.shm_mb * 1024**2), "--tmpfs", "/dev/shm"]
-    for key, value in env.items():
-        args += ["--setenv", key, value]
-    if dirs.privileged:  # only for setpriv; it clears every capability before `cmd`
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    args += ["--chdir", cwd, "--"]
-    return args + _identity_prefix(dirs) + _limit_prefix(limits) + cmd
+    """The full argv in one list (the sandbox passes the options through `--args` instead)."""
+    options = sample_options(dirs, limits=limits, public_dir=public_dir, binds=binds)
+    options += exec_options(cwd=cwd, env=env)
+    return [bwrap, *options, "--", *sandbox_command(dirs, limits, cmd, cgroup=cgroup)]

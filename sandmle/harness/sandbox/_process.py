@@ -1,4 +1,5 @@
-"""Run one sandbox command with a wall-clock timeout, capped output and a disk-quota watch.
+"""Run one sandbox command with a wall-clock timeout and capped output (and, only where
+the sample has no sized tmpfs, a polled disk-quota watch).
 
 The command is expected to be a `bwrap` invocation: killing its process group kills
 bwrap, whose `--die-with-parent` then takes the sandbox's PID namespace (and every
@@ -121,10 +122,19 @@ async def _feed(stream: ByteSendStream, data: bytes) -> None:
         await stream.aclose()
 
 
-async def _watch_disk(dirs: Sequence[Path], limit: int, interval: float, state: dict) -> None:
+@dataclass(frozen=True)
+class DiskWatch:
+    """A polled disk quota, only for hosts where the sample has no sized tmpfs."""
+
+    dirs: Sequence[Path]
+    limit: int
+    interval: float
+
+
+async def _watch_disk(watch: DiskWatch, state: dict) -> None:
     while True:
-        await anyio.sleep(interval)
-        if await anyio.to_thread.run_sync(dir_size, dirs) > limit:
+        await anyio.sleep(watch.interval)
+        if await anyio.to_thread.run_sync(dir_size, watch.dirs) > watch.limit:
             state["disk_exceeded"] = True
             kill_group(state["process"])
             return
@@ -140,11 +150,12 @@ async def run_limited(
     input: bytes | None,
     timeout: float,
     max_output: int,
-    watch_dirs: Sequence[Path],
-    disk_limit: int,
-    poll_interval: float,
+    launcher: Sequence[str] = (),
+    pass_fds: Sequence[int] = (),
+    disk_watch: DiskWatch | None = None,
 ) -> ProcessOutcome:
-    """Run bwrap `argv` to completion under the limits; return once all it started is gone.
+    """Run bwrap `argv` (after `launcher`, which must exec it) to completion under the
+    limits; return once all it started is gone. `pass_fds` stay open in bwrap.
 
     Raises:
       TimeoutError: `timeout` seconds passed; the command was killed.
@@ -153,9 +164,9 @@ async def run_limited(
     info_read, info_write = os.pipe()
     try:
         process = await anyio.open_process(
-            [argv[0], "--info-fd", str(info_write), *argv[1:]],
+            [*launcher, argv[0], "--info-fd", str(info_write), *argv[1:]],
             stdin=PIPE if input is not None else DEVNULL, stdout=PIPE, stderr=PIPE,
-            start_new_session=True, pass_fds=(info_write,),
+            start_new_session=True, pass_fds=(info_write, *pass_fds),
         )  # fmt: skip
     except BaseException:
         os.close(info_read)
@@ -167,7 +178,8 @@ async def run_limited(
     try:
         with anyio.fail_after(timeout):
             async with anyio.create_task_group() as watcher:
-                watcher.start_soon(_watch_disk, watch_dirs, disk_limit, poll_interval, state)
+                if disk_watch is not None:
+                    watcher.start_soon(_watch_disk, disk_watch, state)
                 async with anyio.create_task_group() as io:
                     io.start_soon(_pump, process.stdout, out, process)
                     io.start_soon(_pump, process.stderr, err, process)
@@ -185,7 +197,9 @@ async def run_limited(
             if child_pid is not None:
                 await anyio.to_thread.run_sync(_wait_namespace_gone, child_pid)
     # A write that lands between two polls is caught here, after the exit.
-    if await anyio.to_thread.run_sync(dir_size, watch_dirs) > disk_limit:
+    if disk_watch is not None and await anyio.to_thread.run_sync(dir_size, disk_watch.dirs) > (
+        disk_watch.limit
+    ):
         state["disk_exceeded"] = True
     for buffer in (out, err):
         if buffer.overflowed:

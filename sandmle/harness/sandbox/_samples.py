@@ -1,8 +1,10 @@
 """Create, find and remove the per-sample host dirs and the processes of a sample's uid.
 
-Layout: `<base>/<uid>/{work,submission,tmp,etc}`. The base and each root are 0700 and
+Layout: `<base>/<uid>/{rw/{work,submission,tmp},etc}`, with the sample's sized tmpfs (its
+disk quota) mounted at `rw` when we are root. The base and each root are 0700 and
 root-owned, so one sample cannot reach another's dirs even by name; only `work`,
-`submission` and `tmp` are owned by the sample's uid. The root's name is the uid, and
+`submission` and `tmp` are owned by the sample's uid, and `rw` (root's) cannot be
+replaced from inside. The root's name is the uid, and
 `mkdir` is atomic, so concurrent Inspect processes never hand out the same uid.
 """
 
@@ -14,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from ._command import WORK_DIR, SampleDirs
+from ._quota import mount_quota, unmount_quota
 
 # Sample uids come from a range no distro hands out (it sits above systemd's container
 # ranges), so they own no host files and their RLIMIT_NPROC count is the sample's alone.
@@ -54,11 +57,24 @@ def _write_identity(dirs: SampleDirs) -> None:
     (dirs.etc / "group").write_text(f"root:x:0:\n{SANDBOX_USER}:x:{dirs.uid}:\n")
 
 
-def create_sample_dirs(base: Path) -> SampleDirs:
-    """Claim a uid and make its dirs; the writable ones belong to that uid."""
+def create_sample_dirs(base: Path, quota_mb: int | None = None) -> SampleDirs:
+    """Claim a uid and make its dirs; the writable ones belong to that uid.
+
+    With `quota_mb`, they live on a tmpfs of that size (see `_quota`).
+
+    Raises:
+      OSError: the tmpfs could not be mounted (nothing is left behind).
+    """
     _make_base(base)
     root, uid = _claim_root(base)
     dirs = SampleDirs(root=root, uid=uid, privileged=os.geteuid() == 0)
+    dirs.rw.mkdir(mode=0o755)
+    if quota_mb is not None:
+        try:
+            mount_quota(dirs.rw, quota_mb)
+        except OSError:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
     for path in dirs.writable():
         path.mkdir(mode=0o700)
         os.chown(path, uid, uid)
@@ -94,9 +110,13 @@ def kill_uid(uid: int) -> None:
 
 
 def remove_sample_dirs(dirs: SampleDirs) -> None:
-    """Kill the sample's leftovers, then delete its root."""
+    """Kill the sample's leftovers, unmount its tmpfs, then delete its root."""
     if dirs.privileged:
         kill_uid(dirs.uid)
+    try:
+        unmount_quota(dirs.rw)
+    except OSError:
+        pass  # rmtree below still empties it; the mount goes with the next reboot
     shutil.rmtree(dirs.root, ignore_errors=True)
 
 

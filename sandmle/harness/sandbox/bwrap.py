@@ -1,23 +1,25 @@
-"""The `bwrap` sandbox: each sample gets private dirs and every exec runs in bubblewrap.
+"""The `bwrap` sandbox: each sample gets one sandbox, set up once, and every exec runs in it.
 
 Inside, the agent sees `/usr` (and the /bin, /lib links), a few /etc files, the agent
-Python's prefix, the competition's public data read-only at `/home/data`, and its own
-writable `/home/agent` (cwd and HOME), `/home/submission` and `/tmp`. No network, a fresh
-PID namespace and /proc, and, when we run as root, a per-sample unprivileged uid.
-Limits: see `SandboxLimits`.
+Python at fixed read-only paths under /opt/sandmle, the competition's public data read-only
+at `/home/data`, and its own writable `/home/agent` (cwd and HOME), `/home/submission` and
+`/tmp`. No network, fresh PID/IPC/UTS/cgroup namespaces and /proc, a seccomp deny list, and,
+when we run as root, a per-sample unprivileged uid, a per-sample cgroup holding every process
+(total memory, pids, CPU) and a sized tmpfs holding the writable dirs (the disk quota).
+Limits: see `SandboxLimits`; the security model is in the README.
 """
 
 import functools
 import os
 import posixpath
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Literal, overload
 
 import anyio
 import yaml
+from inspect_ai.log import transcript
 from inspect_ai.util import (
     ExecResult,
     SandboxEnvironment,
@@ -27,15 +29,37 @@ from inspect_ai.util import (
     SandboxUserUnsupportedError,
     sandboxenv,
 )
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from typing_extensions import override
 
 from sandmle.errors import SandmleError
 from sandmle.harness.layout import PUBLIC_DIR_METADATA_KEY
 
-from ._command import BASE_ENV, DATA_DIR, SUBMISSION_DIR, TMP_DIR, WORK_DIR, SampleDirs, bwrap_argv
-from ._files import read_host_file, resolve_host_path, write_host_file
-from ._process import run_limited
+from ._cgroup import SampleCgroup, remove_cgroup_named
+from ._command import (
+    BASE_ENV,
+    DATA_DIR,
+    SUBMISSION_DIR,
+    TMP_DIR,
+    WORK_DIR,
+    WRITABLE_DIRS,
+    Bind,
+    SampleDirs,
+    exec_options,
+    sample_options,
+    sandbox_command,
+)
+from ._files import locate, read_host_file, write_host_file
+from ._isolation import ISOLATION_EVENT, HostIsolation, warn_if_weaker
+from ._preflight import (
+    AgentPythonError,
+    check_preflight,
+    preflight_argv,
+    python_failure,
+)
+from ._process import DiskWatch, run_limited
+from ._python import PythonLayout, python_layout
+from ._quota import quota_full
 from ._samples import (
     SANDBOX_USER,
     create_sample_dirs,
@@ -43,12 +67,25 @@ from ._samples import (
     remove_all,
     remove_sample_dirs,
 )
+from ._seccomp import seccomp_program
 from .limits import SandboxLimits
 
 AGENT_PYTHON_ENV = "SANDMLE_AGENT_PYTHON"
 """Environment variable naming the Python interpreter agents get (e.g. a venv with more ML libs)."""
 BWRAP_INSTALL_HINT = "apt-get install -y bubblewrap"
-SYSTEM_PREFIXES = ("/usr/", "/bin/", "/lib")
+STACK_MODULES = ("numpy", "pandas", "sklearn", "scipy")
+"""Modules the agent's Python must import inside the sandbox (checked before a task's samples)."""
+
+
+def default_agent_python() -> Path:
+    """``$SANDMLE_AGENT_PYTHON``, else the built agent runtime, else sandmle's own Python."""
+    configured = os.environ.get(AGENT_PYTHON_ENV)
+    if configured:
+        return Path(configured)
+    from .runtime import find_runtime  # lazy: it reads package metadata
+
+    runtime = find_runtime()
+    return runtime.python if runtime is not None else Path(sys.executable)
 
 
 class BwrapConfig(BaseModel, frozen=True):
@@ -58,19 +95,34 @@ class BwrapConfig(BaseModel, frozen=True):
     """Host dir mounted read-only at /home/data; sample metadata `sandmle_public_dir` wins."""
 
     limits: SandboxLimits = SandboxLimits()
-    """Resource limits applied to every exec."""
+    """Resource limits of each sample (memory, processes, disk: totals over the sample)."""
 
     ro_binds: tuple[tuple[Path, str], ...] = ()
-    """Extra read-only mounts as (host path, sandbox path) pairs."""
+    """Extra read-only mounts as (host path, sandbox path) pairs; never inside a writable dir."""
 
-    python: Path = Field(
-        default_factory=lambda: Path(os.environ.get(AGENT_PYTHON_ENV) or sys.executable)
-    )
-    """The agent's Python (default ``$SANDMLE_AGENT_PYTHON``, else sandmle's own); its install
-    prefix is mounted read-only and its bin dir leads PATH, so its packages are the agent's."""
+    python: Path = Field(default_factory=default_agent_python)
+    """The agent's Python (default ``$SANDMLE_AGENT_PYTHON``, else the agent runtime once
+    built, else sandmle's own); mounted read-only under /opt/sandmle, first on PATH."""
+
+    required_modules: tuple[str, ...] = STACK_MODULES
+    """Modules the preflight check imports with the agent's Python before the first sample."""
 
     base_dir: Path | None = None
     """Where per-sample dirs are made; default `$TMPDIR/sandmle-sandboxes`."""
+
+    @field_validator("ro_binds")
+    @classmethod
+    def _outside_writable_dirs(
+        cls, binds: tuple[tuple[Path, str], ...]
+    ) -> tuple[tuple[Path, str], ...]:
+        for _, dest in binds:
+            clean = posixpath.normpath(posixpath.join("/", dest))
+            if any(clean == d or clean.startswith(d + "/") for d in WRITABLE_DIRS):
+                raise ValueError(
+                    f"ro_binds target {dest} lies inside a dir the agent can write; "
+                    f"mount it elsewhere (e.g. under /opt)"
+                )
+        return binds
 
 
 class BwrapUnavailableError(SandmleError):
@@ -83,18 +135,6 @@ def _bwrap_path() -> str:
     if path is None:
         raise BwrapUnavailableError(f"bwrap not found on PATH; install it: {BWRAP_INSTALL_HINT}")
     return path
-
-
-@functools.cache
-def python_prefixes(python: Path) -> tuple[Path, ...]:
-    """Install prefixes (venv and base) of `python` that live outside /usr."""
-    if python.resolve() == Path(sys.executable).resolve():
-        found = {sys.prefix, sys.base_prefix}
-    else:
-        code = "import sys; print(sys.prefix); print(sys.base_prefix)"
-        out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
-        found = set(out.stdout.split())
-    return tuple(Path(p) for p in sorted(found) if not (p + "/").startswith(SYSTEM_PREFIXES))
 
 
 def _resolve_config(config: SandboxEnvironmentConfigType | None) -> BwrapConfig:
@@ -123,26 +163,107 @@ def _public_dir(config: BwrapConfig, metadata: dict[str, Any]) -> Path | None:
     return path
 
 
+@functools.cache
+def _seccomp_or_none(enabled: bool) -> bytes | None:
+    return seccomp_program() if enabled else None
+
+
+def _memfd(name: str, data: bytes) -> int:
+    """A fresh fd holding `data`, read from the start (bwrap reads it to the end)."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    try:
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 @sandboxenv(name="bwrap")
 class BwrapSandboxEnvironment(SandboxEnvironment):
     """One sample's bubblewrap sandbox."""
 
     _live: set[Path] = set()  # sample roots this process made and has not removed
+    _cgroups: dict[Path, SampleCgroup] = {}  # their cgroups, by root
+    _preflown: set[BwrapConfig] = set()  # configs whose preflight passed in this process
 
-    def __init__(self, dirs: SampleDirs, config: BwrapConfig, public_dir: Path | None) -> None:
+    def __init__(
+        self,
+        dirs: SampleDirs,
+        config: BwrapConfig,
+        public_dir: Path | None,
+        cgroup: SampleCgroup | None = None,
+        isolation: HostIsolation | None = None,
+    ) -> None:
         super().__init__()
         self.dirs = dirs
         self.config = config
         self.public_dir = public_dir
-        prefixes = python_prefixes(config.python)
-        self._ro_binds = {p: str(p) for p in prefixes} | {h: d for h, d in config.ro_binds}
-        self._path = ":".join([str(config.python.parent), "/usr/local/bin", "/usr/bin", "/bin"])
+        self.cgroup = cgroup
+        self.isolation = isolation or warn_if_weaker()
+        layout = python_layout(config.python)
+        self._python_env = dict(layout.env)
+        self._path = ":".join([layout.bin_dir, "/usr/local/bin", "/usr/bin", "/bin"])
+        self._options = sample_options(
+            dirs, limits=config.limits, public_dir=public_dir, binds=self._binds(layout)
+        )  # built once: each exec only adds its env and cwd
+        self._seccomp = _seccomp_or_none(self.isolation.seccomp)
+
+    def _binds(self, layout: PythonLayout) -> list[Bind]:
+        binds = list(layout.binds) + layout.pyvenv_bind(self.dirs.etc / "pyvenv.cfg")
+        return binds + [("--ro-bind", str(host), dest) for host, dest in self.config.ro_binds]
 
     @override
     @classmethod
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
         _bwrap_path()
-        _resolve_config(config)
+        resolved = _resolve_config(config)
+        warn_if_weaker()
+        await cls.preflight(resolved)
+
+    @classmethod
+    async def preflight(cls, config: BwrapConfig) -> None:
+        """Once per config and process: in a throwaway sample, check that the agent's Python
+        runs and imports its stack, that sandmle does not import, and that the limits hold.
+
+        Raises:
+          SandboxPreflightError: one line naming what failed and the fix.
+        """
+        if config in cls._preflown:
+            return
+        envs = await cls.sample_init("preflight", config, {})
+        sandbox = envs["default"].as_type(cls)
+        try:
+            result = await sandbox.exec(preflight_argv(config.required_modules), timeout=120)
+            check_preflight(
+                config.python,
+                result,
+                seccomp=sandbox.isolation.seccomp,
+                privileged=sandbox.dirs.privileged,
+            )
+            sandbox.check_limits()
+        finally:
+            await cls.sample_cleanup("preflight", config, envs, False)
+        cls._preflown.add(config)
+
+    def check_limits(self) -> None:
+        """Raise `SandboxPreflightError` unless the sample's cgroup and quota are in force."""
+        from ._preflight import SandboxPreflightError
+
+        limits = self.config.limits
+        if self.cgroup is not None:
+            if self.cgroup.memory_limit() != limits.memory_mb * 1024**2:
+                raise SandboxPreflightError("the sample cgroup's memory limit did not take")
+            if self.cgroup.memory_peak() == 0:
+                raise SandboxPreflightError(
+                    "sandboxed processes do not run in the sample's cgroup; check that "
+                    "/sys/fs/cgroup is writable"
+                )
+        if self.isolation.disk_quota:
+            info = os.statvfs(self.dirs.rw)
+            if info.f_blocks * info.f_frsize != limits.disk_mb * 1024**2:
+                raise SandboxPreflightError("the sample's tmpfs quota is not mounted")
 
     @override
     @classmethod
@@ -152,10 +273,37 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         _bwrap_path()
         resolved = _resolve_config(config)
         public_dir = _public_dir(resolved, metadata)
+        isolation = warn_if_weaker()
+        layout = await anyio.to_thread.run_sync(python_layout, resolved.python)
         base = resolved.base_dir or default_base_dir()
-        dirs = await anyio.to_thread.run_sync(create_sample_dirs, base)
+        quota = resolved.limits.disk_mb if isolation.disk_quota else None
+        dirs = await anyio.to_thread.run_sync(create_sample_dirs, base, quota)
         cls._live.add(dirs.root)
-        return {"default": cls(dirs, resolved, public_dir)}
+        try:
+            cgroup = None
+            if isolation.cgroup is not None:
+                cgroup = SampleCgroup.create(dirs.root.name, resolved.limits)
+                cls._cgroups[dirs.root] = cgroup
+            if layout.pyvenv_cfg is not None:
+                (dirs.etc / "pyvenv.cfg").write_text(layout.pyvenv_cfg)
+                os.chmod(dirs.etc / "pyvenv.cfg", 0o644)
+            environment = cls(dirs, resolved, public_dir, cgroup, isolation)
+        except BaseException:
+            await cls._remove(dirs)
+            raise
+        if isolation.missing:
+            transcript().info({ISOLATION_EVENT: isolation.as_metadata()}, source="bwrap")
+        return {"default": environment}
+
+    @classmethod
+    async def _remove(cls, dirs: SampleDirs) -> None:
+        cgroup = cls._cgroups.pop(dirs.root, None)
+        if cgroup is not None:  # kill first: no process may write on while dirs go
+            await anyio.to_thread.run_sync(cgroup.kill)
+        await anyio.to_thread.run_sync(remove_sample_dirs, dirs)
+        if cgroup is not None:
+            await anyio.to_thread.run_sync(cgroup.remove)
+        cls._live.discard(dirs.root)
 
     @override
     @classmethod
@@ -167,9 +315,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         interrupted: bool,
     ) -> None:
         for environment in environments.values():
-            dirs = environment.as_type(cls).dirs
-            await anyio.to_thread.run_sync(remove_sample_dirs, dirs)
-            cls._live.discard(dirs.root)
+            await cls._remove(environment.as_type(cls).dirs)
 
     @override
     @classmethod
@@ -179,13 +325,18 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         if not cleanup:  # --no-sandbox-cleanup: leave the dirs for inspection
             return
         for root in list(cls._live):
+            cgroup = cls._cgroups.pop(root, None)
+            if cgroup is not None:
+                await anyio.to_thread.run_sync(cgroup.remove)
             await anyio.to_thread.run_sync(remove_all, root.parent, root.name)
             cls._live.discard(root)
 
     @override
     @classmethod
     async def cli_cleanup(cls, id: str | None) -> None:
-        await anyio.to_thread.run_sync(remove_all, default_base_dir(), id)
+        removed = await anyio.to_thread.run_sync(remove_all, default_base_dir(), id)
+        for root in removed:
+            await anyio.to_thread.run_sync(remove_cgroup_named, root.name)
 
     @override
     @classmethod
@@ -206,41 +357,77 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     ) -> ExecResult[str]:
         self._check_user(user)
         if not self.dirs.work.is_dir():
-            raise SandboxUnavailableError(f"sandbox {self.dirs.root} was cleaned up")
+            raise SandboxUnavailableError("this sample's sandbox was cleaned up")
         limits = self.config.limits
-        argv = bwrap_argv(
-            _bwrap_path(), self.dirs,
-            cmd=cmd, cwd=posixpath.join(WORK_DIR, cwd or "."),
-            env={"PATH": self._path, **BASE_ENV, **(env or {})},
-            limits=limits, public_dir=self.public_dir, ro_binds=self._ro_binds,
-        )  # fmt: skip
-        outcome = await run_limited(
-            argv,
-            input=input.encode() if isinstance(input, str) else input,
-            timeout=timeout or limits.command_timeout_s,
-            max_output=min(limits.max_output_bytes, SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE),
-            watch_dirs=self.dirs.writable(),
-            disk_limit=limits.disk_mb * 1024**2,
-            poll_interval=limits.poll_interval_s,
-        )
-        stderr = outcome.stderr.decode("utf-8", errors="replace")
-        if outcome.disk_exceeded:
-            stderr += (
-                f"\nsandbox: killed: files in /home/agent, /home/submission and /tmp exceed "
-                f"the {limits.disk_mb} MiB disk quota; delete some before going on.\n"
-            )
-        return ExecResult(
+        env = {"PATH": self._path, **BASE_ENV, **self._python_env, **(env or {})}
+        options = self._options + exec_options(cwd=posixpath.join(WORK_DIR, cwd or "."), env=env)
+        command = sandbox_command(self.dirs, limits, cmd, cgroup=self.cgroup is not None)
+        oom_before = self.cgroup.oom_kills() if self.cgroup is not None else 0
+        fds = [_memfd("bwrap-args", b"".join(arg.encode() + b"\0" for arg in options))]
+        argv = [_bwrap_path(), "--args", str(fds[0])]
+        if self._seccomp is not None:
+            fds.append(_memfd("bwrap-seccomp", self._seccomp))
+            argv += ["--seccomp", str(fds[1])]
+        try:
+            outcome = await run_limited(
+                [*argv, "--", *command],
+                input=input.encode() if isinstance(input, str) else input,
+                timeout=timeout or limits.command_timeout_s,
+                max_output=min(limits.max_output_bytes, SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE),
+                launcher=self.cgroup.join_prefix() if self.cgroup is not None else (),
+                pass_fds=fds,
+                disk_watch=self._disk_watch(),
+            )  # fmt: skip
+        finally:
+            for fd in fds:
+                os.close(fd)
+        result = ExecResult(
             success=outcome.returncode == 0 and not outcome.disk_exceeded,
             returncode=outcome.returncode,
             stdout=outcome.stdout.decode("utf-8", errors="replace"),
-            stderr=stderr,
+            stderr=outcome.stderr.decode("utf-8", errors="replace")
+            + self._notes(outcome.disk_exceeded, oom_before),
         )
+        if (failure := python_failure(result, self.config.required_modules)) is not None:
+            raise AgentPythonError(
+                f"the agent's Python could not run in the sandbox ({failure}); build the agent "
+                f"runtime with `sandmle sandbox runtime` or set {AGENT_PYTHON_ENV}"
+            )
+        return result
+
+    def _disk_watch(self) -> DiskWatch | None:
+        if self.isolation.disk_quota:
+            return None  # the tmpfs enforces it
+        limits = self.config.limits
+        return DiskWatch(self.dirs.writable(), limits.disk_mb * 1024**2, limits.poll_interval_s)
+
+    def _notes(self, disk_exceeded: bool, oom_before: int) -> str:
+        """Lines appended to stderr saying which sample limit stopped the command."""
+        limits = self.config.limits
+        notes = ""
+        if disk_exceeded:
+            notes += (
+                f"\nsandbox: killed: files in /home/agent, /home/submission and /tmp exceed "
+                f"the {limits.disk_mb} MiB disk quota; delete some before going on.\n"
+            )
+        elif self.isolation.disk_quota and quota_full(self.dirs.rw):
+            notes += (
+                f"\nsandbox: files in /home/agent, /home/submission and /tmp fill the "
+                f"{limits.disk_mb} MiB disk quota (or its file count); delete some before "
+                f"going on.\n"
+            )
+        if self.cgroup is not None and self.cgroup.oom_kills() > oom_before:
+            notes += (
+                f"\nsandbox: killed: the sample's processes (and its files, which live in "
+                f"memory) passed its {limits.memory_mb} MiB memory limit.\n"
+            )
+        return notes
 
     @override
     async def write_file(self, file: str, contents: str | bytes) -> None:
-        path = resolve_host_path(self._host_mounts(), file, write=True)
+        target = locate(self._host_mounts(), file, write=True)
         owner = self.dirs.uid if self.dirs.privileged else None
-        await anyio.to_thread.run_sync(write_host_file, path, contents, owner)
+        await anyio.to_thread.run_sync(write_host_file, target, contents, owner)
 
     @overload
     async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
@@ -250,9 +437,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     @override
     async def read_file(self, file: str, text: bool = True) -> str | bytes:
-        path = resolve_host_path(self._host_mounts(), file, write=False)
+        target = locate(self._host_mounts(), file, write=False)
         limit = SandboxEnvironmentLimits.MAX_READ_FILE_SIZE
-        return await anyio.to_thread.run_sync(read_host_file, path, text, limit)
+        return await anyio.to_thread.run_sync(read_host_file, target, text, limit)
 
     @override
     def default_polling_interval(self) -> float:
