@@ -144,8 +144,8 @@ def grade_frame(
         score = grade(submission.copy(), answers, competition.config)
     except InvalidSubmission as exc:
         return _report(competition, submission_path, None, True, str(exc) or "invalid submission")
-    except CompetitionError:
-        raise
+    except (CompetitionError, MemoryError):
+        raise  # a broken folder is the user's to fix; bounded grading reports memory
     except Exception as exc:  # a grader bug must not pass for the agent's mistake
         logger.exception("grader %s crashed on %s", competition.config.grader.name, submission_path)
         reason = (
@@ -153,6 +153,13 @@ def grade_frame(
         )
         return _report(competition, submission_path, None, True, reason)
     return _report(competition, submission_path, round_score(score), True, None)
+
+
+def invalid_report(
+    competition: Competition, submission_path: str | Path, reason: str, exists: bool = True
+) -> CompetitionReport:
+    """A report of a submission that could not be graded, with its one-line reason."""
+    return _report(competition, submission_path, None, exists, reason)
 
 
 def round_score(score: float) -> float:

@@ -15,12 +15,14 @@ from pathlib import Path
 
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
-from inspect_ai.util import OutputLimitExceededError, sandbox
+from inspect_ai.util import sandbox
 
 from sandmle.harness.competition import Competition
-from sandmle.harness.grading import CompetitionReport, grade_csv, report_human_rank
-from sandmle.harness.layout import SUBMISSION_PATH
+from sandmle.harness.grading import CompetitionReport, report_human_rank
+from sandmle.harness.grading_subprocess import grade_csv_bounded
+from sandmle.harness.layout import SUBMISSION_DIR, SUBMISSION_PATH
 from sandmle.harness.samples import competition_for
+from sandmle.harness.submission_fetch import fetch_submission as fetch_from
 
 FLAGS = (
     "valid_submission",
@@ -64,31 +66,27 @@ def report_score(report: CompetitionReport, competition: Competition) -> Score:
 
 
 async def fetch_submission(dest: Path) -> str | None:
-    """Copy the sandbox's submission to ``dest``; returns why not, or None on success."""
-    try:
-        data = await sandbox().read_file(SUBMISSION_PATH, text=False)
-    except FileNotFoundError:
-        return None  # grade_csv reports the missing file itself
-    except IsADirectoryError:
-        dest.mkdir()
-        return None
-    except OutputLimitExceededError:
-        return "submission.csv is too large to copy out of the sandbox"
-    except (PermissionError, UnicodeDecodeError, OSError) as exc:
-        return f"could not read submission.csv from the sandbox: {exc}"
-    dest.write_bytes(data)
-    return None
+    """Copy the current sample's submission to ``dest``; returns why not, or None on success."""
+    return await fetch_from(sandbox(), dest)
 
 
 async def grade_sandbox_submission(competition: Competition) -> CompetitionReport:
-    """Fetch the sandbox's submission and grade it with the grading core."""
+    """Copy the sandbox's submission out and grade it in a bounded subprocess.
+
+    Grading runs in a forked child under a time and memory cap (see
+    :mod:`sandmle.harness.grading_subprocess`); the host temp dir it grades in never shows in
+    the report, which the agent may see through ``validate_submission``.
+    """
     with tempfile.TemporaryDirectory(prefix="sandmle-grade-") as tmp:
         dest = Path(tmp) / "submission.csv"
         problem = await fetch_submission(dest)
-        report = await asyncio.to_thread(grade_csv, dest, competition)
+        report = await asyncio.to_thread(grade_csv_bounded, dest, competition)
     if problem is not None:
         report = report.model_copy(update={"invalid_reason": problem, "submission_exists": True})
-    return report.model_copy(update={"submission_path": SUBMISSION_PATH})
+    reason = report.invalid_reason
+    if reason is not None:  # the grading core names the file it was given: our temp copy
+        reason = reason.replace(str(dest), SUBMISSION_PATH).replace(tmp, SUBMISSION_DIR)
+    return report.model_copy(update={"submission_path": SUBMISSION_PATH, "invalid_reason": reason})
 
 
 @scorer(metrics={key: [mean(), stderr()] for key in RATE_KEYS})

@@ -1,0 +1,207 @@
+"""Bounded grading: each submission is graded in a forked child with a time and memory cap.
+
+An agent's submission must not be able to stall or exhaust the host that grades it. A small
+server process imports pandas, the metrics and every grader once, then forks one child per
+request; the child sets ``RLIMIT_AS``/``RLIMIT_CPU``, grades with the grading core and sends
+the report back. Forking a warm, single-threaded server costs milliseconds per call, where
+starting a fresh interpreter would cost a second of imports. The caller kills a child that
+runs past the wall-time limit. A limit hit or a crash is a grader error (``GRADER_ERROR``),
+never the agent's invalid submission.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import io
+import os
+import resource
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from multiprocessing.connection import Client, Connection
+from pathlib import Path
+
+from sandmle.errors import SandmleError
+from sandmle.harness.competition import Competition
+from sandmle.harness.grading import GRADER_ERROR, CompetitionReport, grade_csv, invalid_report
+from sandmle.harness.submission import read_csv_reference
+
+TIMEOUT_ENV = "SANDMLE_GRADE_TIMEOUT_S"
+MEMORY_ENV = "SANDMLE_GRADE_MEMORY_MB"
+DEFAULT_TIMEOUT_S = 1800.0
+"""Wall time one grading may take (MLE-bench's largest graders need a few minutes)."""
+DEFAULT_MEMORY_MB = 8 * 1024
+"""Address space one grading may map (a 5.7M-row image submission needs about 2 GB)."""
+_SINGLE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@dataclass(frozen=True)
+class GradingLimits:
+    """Caps for one bounded grading."""
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    memory_mb: int = DEFAULT_MEMORY_MB
+
+    @classmethod
+    def from_env(cls) -> GradingLimits:
+        """Defaults, overridden by ``$SANDMLE_GRADE_TIMEOUT_S`` and ``$SANDMLE_GRADE_MEMORY_MB``."""
+        try:
+            timeout = float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S)
+            memory = int(os.environ.get(MEMORY_ENV) or DEFAULT_MEMORY_MB)
+        except ValueError as exc:
+            raise SandmleError(f"{TIMEOUT_ENV}/{MEMORY_ENV} must be numbers: {exc}") from None
+        return cls(timeout_s=timeout, memory_mb=memory)
+
+
+def grade_csv_bounded(
+    submission_path: str | Path, competition: Competition, limits: GradingLimits | None = None
+) -> CompetitionReport:
+    """:func:`grade_csv` in a forked child under ``limits`` (blocking; call from a thread)."""
+    limits = limits or GradingLimits.from_env()
+    with _server().connect() as conn:
+        conn.send((str(submission_path), competition, limits.memory_mb, limits.timeout_s))
+        child = conn.recv()
+        if not conn.poll(limits.timeout_s):
+            _kill(child)
+            problem = f"grading ran past its {limits.timeout_s:g} s time limit"
+            return _limit_report(competition, submission_path, problem)
+        try:
+            kind, payload = conn.recv()
+        except EOFError:  # killed by a signal: RLIMIT_CPU, the OOM killer, a segfault
+            return _limit_report(competition, submission_path, "the grading process died")
+    if kind == "memory":
+        problem = f"grading needed more than its {limits.memory_mb} MiB memory limit"
+        return _limit_report(competition, submission_path, problem)
+    if kind == "error":
+        raise SandmleError(payload)  # a broken competition folder, as grade_csv raises it
+    if kind == "crash":
+        return _limit_report(competition, submission_path, f"grading crashed: {payload}")
+    return payload
+
+
+def _limit_report(
+    competition: Competition, submission_path: str | Path, problem: str
+) -> CompetitionReport:
+    reason = f"{GRADER_ERROR} ({problem}; not the submission's fault)"
+    return invalid_report(competition, submission_path, reason)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+class _Server:
+    """The warm fork server, started on first use and stopped with this process."""
+
+    def __init__(self) -> None:
+        self._dir = tempfile.mkdtemp(prefix="sandmle-grader-")  # 0700: only we may connect
+        self.address = os.path.join(self._dir, "socket")
+        env = os.environ | dict.fromkeys(_SINGLE_THREAD, "1")
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", __name__, self.address],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert self._process.stdout is not None
+        if self._process.stdout.readline().strip() != b"ready":
+            raise SandmleError("the grading server failed to start; see its stderr above")
+        atexit.register(self.stop)
+
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    def connect(self) -> Connection:
+        return Client(self.address, family="AF_UNIX")
+
+    def stop(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()  # the server exits when its stdin closes
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+        for name in os.listdir(self._dir):
+            os.unlink(os.path.join(self._dir, name))
+        os.rmdir(self._dir)
+
+
+_lock = threading.Lock()
+_running: _Server | None = None
+
+
+def _server() -> _Server:
+    global _running
+    with _lock:
+        if _running is None or not _running.alive():
+            _running = _Server()
+        return _running
+
+
+def _serve(address: str) -> None:
+    """Server loop: fork a child per connection; exit when the parent closes our stdin."""
+    from sandmle.harness.graders import get_grader
+    from sandmle.harness.plugins import GRADER_PLUGINS, load_plugins
+
+    get_grader("standard")
+    try:
+        load_plugins(GRADER_PLUGINS)  # every grader imported once, before any fork
+    except Exception as exc:  # noqa: BLE001 - a child retries, and reports it as grade_csv would
+        print(f"grading server: grader plugins failed to load: {exc}", file=sys.stderr)
+    read_csv_reference(io.StringIO("id,label\na,1.5\n"))  # pandas' lazy imports, once
+    gc.freeze()  # keep the warm heap out of the children's collections: fewer copied pages
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(64)
+    print("ready", flush=True)
+    while True:
+        ready, _, _ = select.select([sys.stdin, listener], [], [])
+        if sys.stdin in ready:
+            return
+        accepted, _ = listener.accept()
+        conn = Connection(accepted.detach())
+        if os.fork() == 0:
+            listener.close()
+            _child(conn)
+        conn.close()
+
+
+def _child(conn: Connection) -> None:
+    code = 0
+    try:
+        path, competition, memory_mb, timeout_s = conn.recv()
+        conn.send(os.getpid())
+        limit = memory_mb * 1024**2
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        cpu = int(timeout_s) + 1  # a backstop, should the caller vanish
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        conn.send(_grade(path, competition))
+    except BaseException:  # noqa: BLE001 - the child must always exit, never return to the loop
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _grade(path: str, competition: Competition) -> tuple[str, object]:
+    try:
+        return "report", grade_csv(path, competition)
+    except MemoryError:
+        return "memory", None
+    except SandmleError as exc:
+        return "error", str(exc)
+    except Exception as exc:  # outside the grader's own guard: still not the agent's fault
+        return "crash", f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1])
