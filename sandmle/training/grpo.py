@@ -204,7 +204,8 @@ def _log_metrics(
     metrics["rollout/turns"].append(sum(len(r.episode.assistant_turns) for r in results) / n)
     metrics["rollout/dropped"].append(failed)  # on_backend_error: fail raises before this
     metrics["rollout/truncated"].append(sum(r.episode.truncated for r in results))
-    metrics["rollout/rerendered_turns"].append(sum(r.episode.rerendered_turns for r in results))
+    rerendered = sum(r.episode.rerendered_at is not None for r in results)
+    metrics["rollout/rerendered_episodes"].append(rerendered)
 
 
 def environment_share(result: EpisodeResult) -> float:

@@ -67,10 +67,10 @@ class Episode:
     truncated: bool = False
     generation_seconds: float = 0.0
     """Wall seconds this episode waited for the sampler (the rest of its time is the environment's)."""
-    rerendered_turns: int = 0
-    """Policy turns the template renders differently from how they were sampled (e.g. a turn
-    without a reasoning block, which the template gives an empty one): the next turn's context
-    in evaluation differs from the trained one by that rendering."""
+    rerendered_at: int | None = None
+    """The first policy turn (0-based) the template renders differently from how it was sampled
+    (e.g. a turn without a reasoning block, which the template gives an empty one); from there
+    on, the context evaluation would show differs from the trained one by that rendering."""
 
     @property
     def length(self) -> int:
@@ -147,8 +147,10 @@ class PolicyAPI(ModelAPI):
         text, calls = parse_tool_calls(raw)
         reply = ChatMessageAssistant(content=text, tool_calls=calls or None, model=self.model_name)
         episode.seen = [*messages, *chat_dicts([reply])]
-        if not await asyncio.to_thread(self._renders_as_sampled, episode, schemas):
-            episode.rerendered_turns += 1
+        if episode.rerendered_at is None and not await asyncio.to_thread(
+            self._renders_as_sampled, episode, schemas
+        ):
+            episode.rerendered_at = len(episode.assistant_turns) - 1
         stop = "stop" if episode.ended_with_eos else "max_tokens"
         return self._output(
             text, calls, "tool_calls" if calls else stop, len(ids), reply, len(context)

@@ -8,9 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
-
 from contextlib import nullcontext
+from pathlib import Path
 
 import pytest
 import yaml
