@@ -68,7 +68,8 @@ class SampleDirs:
 
     @property
     def etc(self) -> Path:
-        return self.root / "etc"
+        """Generated /etc files (root's); on the tmpfs, so its mounts name no host path."""
+        return self.rw / "etc"
 
     def writable(self) -> list[Path]:
         return [self.work, self.submission, self.tmp]

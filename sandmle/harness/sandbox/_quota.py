@@ -50,9 +50,9 @@ def unmount_quota(path: Path) -> None:
 
 
 def quota_full(path: Path) -> bool:
-    """Whether the tmpfs at `path` has no free block or no free inode left."""
+    """Whether the tmpfs at `path` has under 1 MiB or no inode left."""
     try:
         info = os.statvfs(path)
     except OSError:
         return False
-    return info.f_bavail == 0 or info.f_favail == 0
+    return info.f_bavail * info.f_frsize < 1024**2 or info.f_favail == 0

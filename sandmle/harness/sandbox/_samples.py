@@ -1,6 +1,6 @@
 """Create, find and remove the per-sample host dirs and the processes of a sample's uid.
 
-Layout: `<base>/<uid>/{rw/{work,submission,tmp},etc}`, with the sample's sized tmpfs (its
+Layout: `<base>/<uid>/rw/{work,submission,tmp,etc}`, with the sample's sized tmpfs (its
 disk quota) mounted at `rw` when we are root. The base and each root are 0700 and
 root-owned, so one sample cannot reach another's dirs even by name; only `work`,
 `submission` and `tmp` are owned by the sample's uid, and `rw` (root's) cannot be
