@@ -21,6 +21,7 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 
@@ -29,6 +30,7 @@ from sandmle.benchmarks.mle_bench_lite.competitions import (
     grader_name,
     lite_competitions,
 )
+from sandmle.benchmarks.mle_dojo import dojo_graders
 from sandmle.errors import CompetitionError
 from sandmle.harness.competition import (
     Competition,
@@ -49,6 +51,8 @@ ANSWERS = "test_answer.csv"
 BOARDS = ("private_leaderboard.csv", "public_leaderboard.csv")
 VIEWS_ENV = "SANDMLE_DOJO_VIEWS"
 NATIVE_GRADER = "mle-dojo/native"
+GraderChoice = Literal["dojo", "mle-bench"]
+DEFAULT_GRADER: GraderChoice = "dojo"
 NATIVE_METRIC = "mle_dojo"
 
 
@@ -78,12 +82,26 @@ class Grading:
     grader: GraderSpec | None
     metric: str
     unsupported: str | None = None
+    is_lower_better: bool | None = None
+    """Set where the metric name does not say it (MLE-Dojo's rules)."""
 
 
-def choose_grading(folder: Path) -> Grading:
-    """Our lite grader when the answers have MLE-bench's columns, else MLE-Dojo's metric class."""
+def choose_grading(folder: Path, grader: GraderChoice = DEFAULT_GRADER) -> Grading:
+    """How ``folder`` is graded under ``grader``.
+
+    ``dojo``: our implementation of MLE-Dojo's own rules where we have it, else MLE-Dojo's
+    metric class (``mledojo`` importable). ``mle-bench``: our lite grader (MLE-bench's rules)
+    when the answers have MLE-bench's columns, else MLE-Dojo's metric class.
+    """
     cid = folder.name
-    if cid in lite_competitions():
+    if grader == "dojo":
+        if cid in dojo_graders.UNGRADABLE:
+            return Grading(None, NATIVE_METRIC, f"{cid}: {dojo_graders.UNGRADABLE[cid]}")
+        if cid in dojo_graders.RULES:
+            rule = dojo_graders.RULES[cid]
+            spec = GraderSpec(name=dojo_graders.GRADER_PREFIX + cid)
+            return Grading(spec, NATIVE_METRIC, is_lower_better=rule.lower_is_better)
+    elif cid in lite_competitions():
         lite = get_competition(cid)
         header = list(pd.read_csv(folder / PRIVATE / ANSWERS, nrows=0).columns)
         if set(lite.id_columns) | set(lite.target_columns) <= set(header):
@@ -115,6 +133,7 @@ def dojo_config(folder: Path, grading: Grading) -> CompetitionConfig:
         id=cid,
         name=lite.name if lite else cid.replace("-", " ").title(),
         metric=grading.metric,
+        is_lower_better=grading.is_lower_better,
         id_columns=list(lite.id_columns) if lite else ["id"],
         target_columns=list(lite.target_columns) if lite else ["target"],
         answers=_view_path(ANSWERS),
@@ -158,7 +177,9 @@ def write_view(folder: Path, config: CompetitionConfig, root: Path | None = None
     return view
 
 
-def load_dojo_competition(folder: Path, views: Path | None = None) -> Competition:
+def load_dojo_competition(
+    folder: Path, views: Path | None = None, grader: GraderChoice = DEFAULT_GRADER
+) -> Competition:
     """A prepared Dojo competition as a sandmle competition (through its view)."""
     if not is_prepared(folder):
         raise CompetitionError(
@@ -166,7 +187,7 @@ def load_dojo_competition(folder: Path, views: Path | None = None) -> Competitio
             f"(run MLE-Dojo's `python prepare/mle.py --competitions {folder.name} "
             f"--data-dir {folder.parent}`)"
         )
-    grading = choose_grading(folder)
+    grading = choose_grading(folder, grader)
     if grading.unsupported:
         raise CompetitionError(grading.unsupported)
     return load_competition(write_view(folder, dojo_config(folder, grading), views))

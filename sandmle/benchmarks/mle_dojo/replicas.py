@@ -1,15 +1,30 @@
 """MLE-Dojo's layout of the micro replicas (``sandmle synth replicas --out DIR --dojo``).
 
-For each lite competition MLE-Dojo carries (all but siim-isic-melanoma-classification), the
-MLE-bench replica's files are copied into ``<out>/<id>/data/{public,private}`` as MLE-Dojo's
-``prepare/mle.py`` lays them out: ``public/description.txt``, ``public/sample_submission.csv``,
-``private/test_answer.csv``, and two small leaderboards (``rank,score``, best first) whose best
-entry a perfect submission ties, so HumanRank spans 0 to 1 on them.
+MLE-Dojo's ``prepare/mle.py`` runs each competition's ``utils/prepare.py`` into
+``<out>/<id>/data/{public,private}``. Those scripts follow MLE-bench's with a few changes, and
+each replica here applies exactly those changes to the MLE-bench replica's files (read from
+``mledojo/competitions/<id>/utils/prepare.py`` against ``mlebench/competitions/<id>/prepare.py``):
+
+* the answers are ``private/test_answer.csv`` (for insults, MLE-bench's gold submission);
+* the sample submission is ``public/sample_submission.csv`` (renamed from ``sampleSubmission.csv``,
+  ``sample_submission_null.csv``, ``<lang>_sample_submission_2.csv``); for ranzcr it is the whole
+  test table with every class column set to the first class's values, as Dojo writes it;
+* folders MLE-bench zips stay folders: ``train/``, ``test/`` (aerial, dogs-vs-cats),
+  ``train2/``, ``test2/`` (whale), and text-normalization's CSVs are plain files;
+* ``public/description.txt`` instead of ``description.md``;
+* private holds only the answers and the boards (no MLE-bench private extras);
+* two small leaderboards (``rank,score``, best first) whose best entry a perfect submission
+  ties, so HumanRank spans 0 to 1 on them.
+
+SIIM-ISIC is not in MLE-Dojo, and the two tabular-playground competitions' Dojo ``prepare.py``
+are empty stubs (no Dojo data exists for them), so none of the three gets a Dojo replica.
 """
 
 from __future__ import annotations
 
 import shutil
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +34,53 @@ from sandmle.benchmarks.mle_bench_lite.competitions import get_competition
 from sandmle.benchmarks.mle_bench_lite.replica_files import write_csv
 from sandmle.benchmarks.mle_bench_lite.replicas import MARKER, clear_replica
 from sandmle.benchmarks.mle_dojo.competitions import ANSWERS, BOARDS, PRIVATE, PUBLIC
+from sandmle.harness.submission import read_csv_reference
 
-NOT_IN_DOJO = frozenset({"siim-isic-melanoma-classification"})
+NOT_IN_DOJO = {
+    "siim-isic-melanoma-classification": "not among MLE-Dojo's competitions",
+    "tabular-playground-series-dec-2021": "MLE-Dojo's prepare.py for it is an empty stub",
+    "tabular-playground-series-may-2022": "MLE-Dojo's prepare.py for it is an empty stub",
+}
+SAMPLE = "sample_submission.csv"
 BOARD_ROWS = 20
 PERFECT = {True: 0.0, False: 1.0}
 """The best score of each direction (keyed by is_lower_better) on the micro boards."""
+
+
+@dataclass(frozen=True)
+class DojoLayout:
+    """Where MLE-Dojo's prepare differs from MLE-bench's for one competition."""
+
+    answers: str | None = None
+    """The MLE-bench private file Dojo writes as ``test_answer.csv``; None: the lite answers."""
+    sample: str | None = None
+    """The MLE-bench public file Dojo writes as ``sample_submission.csv``; None: the lite one."""
+    unzip: tuple[str, ...] = ()
+    """Public zips whose contents Dojo leaves unzipped (the zips are not written)."""
+
+
+def _text_normalization(lang: str) -> DojoLayout:
+    return DojoLayout(
+        sample=f"{lang}_sample_submission_2.csv",
+        unzip=(
+            f"{lang}_train.csv.zip",
+            f"{lang}_test_2.csv.zip",
+            f"{lang}_sample_submission_2.csv.zip",
+        ),
+    )
+
+
+LAYOUTS: dict[str, DojoLayout] = {
+    "aerial-cactus-identification": DojoLayout(unzip=("train.zip", "test.zip")),
+    "detecting-insults-in-social-commentary": DojoLayout(answers="gold_submission.csv"),
+    "dogs-vs-cats-redux-kernels-edition": DojoLayout(unzip=("train.zip", "test.zip")),
+    "text-normalization-challenge-english-language": _text_normalization("en"),
+    "text-normalization-challenge-russian-language": _text_normalization("ru"),
+    "the-icml-2013-whale-challenge-right-whale-redux": DojoLayout(
+        unzip=("train2.zip", "test2.zip")
+    ),
+}
+"""Competitions whose Dojo layout differs beyond the renames every competition gets."""
 
 
 def board(is_lower_better: bool, offset: float) -> pd.DataFrame:
@@ -33,20 +90,45 @@ def board(is_lower_better: bool, offset: float) -> pd.DataFrame:
     return pd.DataFrame({"rank": np.arange(1, BOARD_ROWS + 1), "score": np.round(scores, 6)})
 
 
+def _unzip(public: Path, names: tuple[str, ...]) -> None:
+    for name in names:
+        with zipfile.ZipFile(public / name) as archive:
+            archive.extractall(public)
+        (public / name).unlink()
+
+
+def _ranzcr_sample(answers: Path) -> pd.DataFrame:
+    """Dojo's ranzcr sample: the test table, every class column a copy of the first class's."""
+    frame = read_csv_reference(answers)
+    classes = get_competition("ranzcr-clip-catheter-line-classification").target_columns
+    for column in classes:
+        frame[column] = frame[classes[0]]
+    return frame
+
+
 def write_dojo_replica(mlebench_root: Path, out: Path, competition_id: str) -> Path:
-    """Copy one MLE-bench replica (``mlebench_root/<id>``) into Dojo's layout under ``out``."""
+    """Write one MLE-bench replica (``mlebench_root/<id>``) in Dojo's layout under ``out``."""
     lite = get_competition(competition_id)
-    source = mlebench_root / competition_id
+    layout = LAYOUTS.get(competition_id, DojoLayout())
+    prepared = mlebench_root / competition_id / "prepared"
     folder = out / competition_id
     clear_replica(folder)
     public, private = folder / PUBLIC, folder / PRIVATE
-    shutil.copytree(source / "prepared" / "public", public)
+    shutil.copytree(prepared / "public", public)
     private.mkdir(parents=True)
+    _unzip(public, layout.unzip)
     (public / "description.md").rename(public / "description.txt")
-    sample = source / lite.sample_submission
-    if sample.name != "sample_submission.csv" or sample.parent.name != "public":
-        shutil.copyfile(sample, public / "sample_submission.csv")
-    shutil.copyfile(source / lite.answers, private / ANSWERS)
+    answers = (
+        prepared / "private" / layout.answers if layout.answers else prepared.parent / lite.answers
+    )
+    shutil.copyfile(answers, private / ANSWERS)
+    sample = public / layout.sample if layout.sample else prepared.parent / lite.sample_submission
+    if competition_id == "ranzcr-clip-catheter-line-classification":
+        write_csv(public / SAMPLE, _ranzcr_sample(answers))
+    elif sample != public / SAMPLE:
+        shutil.copyfile(sample, public / SAMPLE)
+        if sample.parent == public:
+            sample.unlink()
     for name, offset in zip(BOARDS, (0.0, 0.01), strict=True):
         write_csv(private / name, board(lite.is_lower_better, offset))
     (folder / MARKER).write_text("mle-dojo layout\n", encoding="utf-8")

@@ -11,11 +11,14 @@ from sandmle.benchmarks.mle_bench_lite.replicas import DOJO_SUBDIR, build_replic
 from sandmle.benchmarks.mle_dojo.competitions import VIEWS_ENV
 
 DOJO_IDS = [
-    "spooky-author-identification",
     "aerial-cactus-identification",
+    "dogs-vs-cats-redux-kernels-edition",
     "new-york-city-taxi-fare-prediction",
     "text-normalization-challenge-english-language",
 ]
+"""Replicas graded by MLE-Dojo's own rules (the default grader)."""
+SPOOKY = "spooky-author-identification"
+"""Built too: MLE-Dojo's own metric cannot score it, so it needs ``grader=mle-bench``."""
 
 
 @pytest.fixture(autouse=True)
@@ -27,5 +30,5 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def dojo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("replicas")
-    build_replicas(out, DOJO_IDS + ["siim-isic-melanoma-classification"], dojo=True)
+    build_replicas(out, [*DOJO_IDS, SPOOKY, "siim-isic-melanoma-classification"], dojo=True)
     return out / DOJO_SUBDIR

@@ -14,12 +14,13 @@ from sandmle.errors import CompetitionError
 from sandmle.harness.grading import competition_thresholds, grade_csv, report_human_rank
 from sandmle.harness.medals import read_leaderboard, thresholds_from_leaderboard
 
-from .conftest import DOJO_IDS
+from .conftest import DOJO_IDS, SPOOKY
 
 
 def test_replica_layout_is_dojos(dojo_dir: Path) -> None:
-    assert sorted(p.name for p in dojo_dir.iterdir()) == sorted(DOJO_IDS)  # siim: not in Dojo
-    assert dojo.prepared_ids(dojo_dir) == sorted(DOJO_IDS)
+    built = sorted([*DOJO_IDS, SPOOKY])
+    assert sorted(p.name for p in dojo_dir.iterdir()) == built  # siim: not in Dojo
+    assert dojo.prepared_ids(dojo_dir) == built
     private = dojo_dir / "spooky-author-identification" / "data" / "private"
     board = pd.read_csv(private / "private_leaderboard.csv")
     assert list(board.columns) == ["rank", "score"]
@@ -30,7 +31,7 @@ def test_replica_layout_is_dojos(dojo_dir: Path) -> None:
 
 def test_config_thresholds_and_human_boards(dojo_dir: Path) -> None:
     folder = dojo_dir / "spooky-author-identification"
-    competition = dojo.load_dojo_competition(folder)
+    competition = dojo.load_dojo_competition(folder, grader="mle-bench")
     config = competition.config
     assert config.grader.name == "mle-bench-lite/spooky-author-identification"
     assert config.human_leaderboards is not None and config.human_leaderboards.public

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
@@ -17,18 +18,20 @@ from sandmle.harness.layout import SUBMISSION_PATH
 from sandmle.harness.samples import competition_for
 from sandmle.harness.solvers import copy_sample_submission
 
-from .conftest import DOJO_IDS
+from .conftest import DOJO_IDS, SPOOKY
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
 
 
 @solver
 def _hand_in_answers() -> Solver:
-    """Test-only: hands in the hidden answers (a perfect agent)."""
+    """Test-only: hands in the hidden answers in the sample's columns (a perfect agent)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        answers = competition_for(state.metadata).answers_path.read_bytes()
-        await sandbox().write_file(SUBMISSION_PATH, answers)
+        competition = competition_for(state.metadata)
+        columns = pd.read_csv(competition.sample_submission_path, nrows=0).columns
+        answers = pd.read_csv(competition.answers_path)[list(columns)]
+        await sandbox().write_file(SUBMISSION_PATH, answers.to_csv(index=False))
         return state
 
     return solve
@@ -72,8 +75,22 @@ def test_perfect_submission_tops_the_boards(dojo_dir: Path, tmp_path: Path) -> N
 
 
 def test_selection_and_missing_competitions(dojo_dir: Path) -> None:
-    task = mle_dojo(data_dir=str(dojo_dir), competitions="spooky-author-identification,absent")
-    assert [s.id for s in task.dataset] == ["spooky-author-identification"]
+    chosen = f"aerial-cactus-identification,absent,{SPOOKY}"
+    task = mle_dojo(data_dir=str(dojo_dir), competitions=chosen)
+    assert [s.id for s in task.dataset] == ["aerial-cactus-identification"]
     assert "not prepared" in task.metadata["excluded"]["absent"]
+    assert "grader=mle-bench" in task.metadata["excluded"][SPOOKY]
+    assert task.metadata["grader"] == "dojo"
+
+
+def test_grader_choice_picks_the_rules(dojo_dir: Path) -> None:
+    ids = f"new-york-city-taxi-fare-prediction,{SPOOKY}"
+    dojo_task = mle_dojo(data_dir=str(dojo_dir), competitions=ids)
+    mlebench_task = mle_dojo(data_dir=str(dojo_dir), competitions=ids, grader="mle-bench")
+    assert [s.id for s in mlebench_task.dataset] == ids.split(",")
+    assert mlebench_task.metadata["excluded"] == {}
+    assert len(dojo_task.dataset) == 1
+    with pytest.raises(SandmleError, match="grader must be"):
+        mle_dojo(data_dir=str(dojo_dir), grader="kaggle")
     with pytest.raises(SandmleError, match="does not exist"):
         mle_dojo(data_dir=str(dojo_dir / "nowhere"))
