@@ -15,7 +15,7 @@ from pathlib import Path
 
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
-from inspect_ai.util import sandbox
+from inspect_ai.util import SandboxEnvironment, sandbox
 
 from sandmle.harness.competition import Competition
 from sandmle.harness.grading import CompetitionReport, report_human_rank
@@ -65,13 +65,15 @@ def report_score(report: CompetitionReport, competition: Competition) -> Score:
     )
 
 
-async def fetch_submission(dest: Path) -> str | None:
-    """Copy the current sample's submission to ``dest``; returns why not, or None on success."""
-    return await fetch_from(sandbox(), dest)
+async def fetch_submission(dest: Path, env: SandboxEnvironment | None = None) -> str | None:
+    """Copy the sample's submission to ``dest``; returns why not, or None on success."""
+    return await fetch_from(env or sandbox(), dest)
 
 
-async def grade_sandbox_submission(competition: Competition) -> CompetitionReport:
-    """Copy the sandbox's submission out and grade it in a bounded subprocess.
+async def grade_sandbox_submission(
+    competition: Competition, env: SandboxEnvironment | None = None
+) -> CompetitionReport:
+    """Copy the sandbox's (default: the current sample's) submission out and grade it.
 
     Grading runs in a forked child under a time and memory cap (see
     :mod:`sandmle.harness.grading_subprocess`); the host temp dir it grades in never shows in
@@ -79,7 +81,7 @@ async def grade_sandbox_submission(competition: Competition) -> CompetitionRepor
     """
     with tempfile.TemporaryDirectory(prefix="sandmle-grade-") as tmp:
         dest = Path(tmp) / "submission.csv"
-        problem = await fetch_submission(dest)
+        problem = await fetch_submission(dest, env)
         report = await asyncio.to_thread(grade_csv_bounded, dest, competition)
     if problem is not None:
         report = report.model_copy(update={"invalid_reason": problem, "submission_exists": True})

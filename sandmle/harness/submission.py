@@ -9,6 +9,7 @@ behave as in the reference environment whatever pandas is installed.
 from __future__ import annotations
 
 import csv
+import errno
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,8 @@ def load_submission(
     except UnicodeDecodeError:
         return LoadedSubmission(None, True, "file is not UTF-8 text")
     except (pd.errors.ParserError, ValueError, OSError) as exc:
+        if _out_of_memory(exc):  # the grading host's limit, not a fault of the file
+            raise MemoryError(_first_line(exc)) from exc
         return LoadedSubmission(None, True, f"could not parse CSV: {_first_line(exc)}")
     return LoadedSubmission(frame, exists=True)
 
@@ -108,6 +111,12 @@ def _existence_problem(p: Path) -> str | None:
     if p.suffix.lower() != ".csv":
         return f"{p.name} does not have a .csv suffix"
     return None
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
+    return "out of memory" in str(exc).lower()  # pandas' C tokenizer says so in a ParserError
 
 
 def _mb(n: int) -> str:
