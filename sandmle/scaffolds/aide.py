@@ -1,14 +1,17 @@
 """``sandmle/aide``: AIDE's greedy solution-tree search as an Inspect solver.
 
-The search policy is aideml's ``Agent.search_policy`` (``aide/agent.py``): draft until there
-are ``num_drafts`` root nodes; otherwise, with probability ``debug_prob``, debug a random
-buggy leaf whose debug depth is at most ``max_debug_depth``; otherwise improve the best good
-node, or draft when there is none. Defaults are aideml's ``aide/utils/config.yaml``
+The search policy is aideml's ``Agent.search_policy`` (WecoAI/aideml @ 9643875,
+``aide/agent.py``): draft until there are ``num_drafts`` root nodes; otherwise, with
+probability ``debug_prob``, debug a random buggy leaf whose debug depth is at most
+``max_debug_depth``; otherwise improve the best good node, or draft when there is none.
+
+Presets: ``reference`` (the default) is aideml's ``aide/utils/config.yaml`` at that commit
 (``agent.steps`` 20, ``search.num_drafts`` 5, ``debug_prob`` 0.5, ``max_debug_depth`` 3,
-``exec.timeout`` 3600, code and feedback temperature 0.5). ``preset="mle-bench"`` applies
-MLE-bench's run settings (``agents/aide/config.yaml`` in openai/mle-bench: ``agent.steps``
-500, ``agent.time_limit`` 7200, ``exec.timeout`` 32400, ``search.max_debug_depth`` 20,
-``search.debug_prob`` 1). Explicit arguments win over the preset.
+``exec.timeout`` 3600, code and feedback ``temp`` 0.5, no time limit); ``mle-bench`` is
+MLE-bench's AIDE run (openai/mle-bench @ 3f538ee ``agents/aide/config.yaml``: ``agent.steps``
+500, ``exec.timeout`` 32400, ``search.max_debug_depth`` 20, ``search.debug_prob`` 1, 24 hours,
+written there as ``time_limit: 7200 # 24 hrs``; sandmle uses the 86400 s the comment and the
+paper state). Explicit arguments win over the preset.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from sandmle.harness.search_tree import Operator, SearchNode
 from sandmle.harness.solvers import guard
 from sandmle.scaffolds.aide_prompts import AidePrompter
-from sandmle.scaffolds.search import Budget, Journal, start_search
+from sandmle.scaffolds.search import Budget, Journal, ModelSettings, Search, start_search
+from sandmle.scaffolds.search.engine import DEFAULT_MEMORY_TOKENS
+from sandmle.scaffolds.search.model_io import DEFAULT_RETRIES
 
-Preset = Literal["aide", "mle-bench"]
+Preset = Literal["reference", "mle-bench"]
 
 
 @dataclass(frozen=True)
@@ -42,14 +47,14 @@ class AideSettings:
 
 
 PRESETS: dict[Preset, AideSettings] = {
-    "aide": AideSettings(),
+    "reference": AideSettings(),
     "mle-bench": AideSettings(
-        steps=500, debug_prob=1.0, max_debug_depth=20, exec_timeout=32400, time_limit=7200
+        steps=500, debug_prob=1.0, max_debug_depth=20, exec_timeout=32400, time_limit=86400
     ),
 }
 
 
-def resolve_settings(preset: Preset = "aide", **overrides: float | int | None) -> AideSettings:
+def resolve_settings(preset: Preset = "reference", **overrides: float | int | None) -> AideSettings:
     """The preset's settings with every non-None override applied."""
     if preset not in PRESETS:
         raise ValueError(f"unknown AIDE preset {preset!r}: use one of {', '.join(PRESETS)}")
@@ -85,6 +90,22 @@ def aide_choice(
     return "improve", best
 
 
+async def greedy_search(
+    search: Search, rng: Random, *, num_drafts: int, debug_prob: float, max_debug_depth: int
+) -> None:
+    """Grow the tree by AIDE's rule until the budget is spent (AIDE and AIRA greedy)."""
+    while not search.exhausted:
+        operator, parent = aide_choice(
+            search.journal,
+            rng,
+            num_drafts=num_drafts,
+            debug_prob=debug_prob,
+            max_debug_depth=max_debug_depth,
+        )
+        await search.expand(operator, [parent] if parent else [])
+    await search.finish()
+
+
 def sample_rng(seed: int, state: TaskState) -> Random:
     """A private RNG per sample and epoch, so runs repeat and samples differ."""
     return Random(f"{seed}:{state.sample_id}:{state.epoch}")
@@ -99,24 +120,31 @@ def aide(
     exec_timeout: int | None = None,
     time_limit: float | None = None,
     temperature: float | None = None,
-    preset: Preset = "aide",
+    preset: Preset = "reference",
     validate: bool = True,
     seed: int = 0,
+    retries: int = DEFAULT_RETRIES,
+    memory_tokens: int = DEFAULT_MEMORY_TOKENS,
+    submit_fallback: bool = False,
 ) -> Solver:
     """AIDE's greedy tree search over whole-script solutions.
 
     Args:
-        steps: Nodes to create (default 20; mle-bench 500).
-        num_drafts: Root drafts before improving (default 5).
-        debug_prob: Chance of debugging a buggy leaf each step (default 0.5; mle-bench 1).
-        max_debug_depth: Deepest debug chain still debugged (default 3; mle-bench 20).
-        exec_timeout: Seconds per script run (default 3600; mle-bench 32400).
-        time_limit: Seconds of wall time for the search (default: the sample's limit;
-            mle-bench 7200).
-        temperature: Sampling temperature of the operator and review calls (default 0.5).
-        preset: ``aide`` (aideml's defaults) or ``mle-bench`` (MLE-bench's AIDE run).
+        steps: Nodes to create (reference 20; mle-bench 500).
+        num_drafts: Root drafts before improving (5).
+        debug_prob: Chance of debugging a buggy leaf each step (reference 0.5; mle-bench 1).
+        max_debug_depth: Deepest debug chain still debugged (reference 3; mle-bench 20).
+        exec_timeout: Seconds per script run (reference 3600; mle-bench 32400).
+        time_limit: Seconds of wall time for the search (reference: the sample's limit;
+            mle-bench 86400).
+        temperature: Sampling temperature of the operator and review calls (0.5).
+        preset: ``reference`` (aideml's defaults) or ``mle-bench`` (MLE-bench's AIDE run).
         validate: Check each submission's format with the grader (never its score).
         seed: Seed of the policy's RNG.
+        retries: Tries per model call before the node is recorded as failed (aideml: 3).
+        memory_tokens: Budget of the memory section (halved after a reply cut for length).
+        submit_fallback: With no good node, hand in the latest usable submission (off: as
+            aideml, hand in nothing).
     """
     settings = resolve_settings(
         preset,
@@ -134,23 +162,18 @@ def aide(
         search = await start_search(
             state,
             scaffold="aide",
-            prompter=lambda task, overview: AidePrompter(task, overview, settings.exec_timeout),
+            prompter=AidePrompter,
             budget=Budget(settings.steps, settings.time_limit, settings.exec_timeout),
+            model=ModelSettings(config, config, {}, retries, memory_tokens, submit_fallback),
             validate=validate,
-            code_config=config,
-            review_config=config,
         )
-        rng = sample_rng(seed, state)
-        while not search.exhausted:
-            operator, parent = aide_choice(
-                search.journal,
-                rng,
-                num_drafts=settings.num_drafts,
-                debug_prob=settings.debug_prob,
-                max_debug_depth=settings.max_debug_depth,
-            )
-            await search.expand(operator, [parent] if parent else [])
-        await search.finish()
+        await greedy_search(
+            search,
+            sample_rng(seed, state),
+            num_drafts=settings.num_drafts,
+            debug_prob=settings.debug_prob,
+            max_debug_depth=settings.max_debug_depth,
+        )
         return state
 
     return guard(solve)

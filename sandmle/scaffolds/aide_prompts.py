@@ -1,8 +1,10 @@
 """AIDE's operator prompts (draft, improve, debug), after aideml's ``aide/agent.py``.
 
-Written in our words and in the shared ``prompt_format`` layout: an intro saying who the
-model is and what to do, the task, the memory of earlier solutions (draft and improve),
-the parent's code and output (improve, debug), then guidelines and the response format.
+Written in our words, section for section as aideml builds them (WecoAI/aideml @ 9643875):
+draft has the task, the memory of good solutions, the guidelines and the data overview;
+improve the task, the memory and the solution to improve (code, no output); debug the task,
+the buggy solution, its output and the data overview. Every prompt also states the time and
+steps left, the hardware and the installed packages (MLE-bench's AIDE notes promise them).
 """
 
 from __future__ import annotations
@@ -13,18 +15,18 @@ from sandmle.harness.search_tree import Operator, SearchNode
 from sandmle.scaffolds.search.journal import Journal
 from sandmle.scaffolds.search.prompts import (
     RESPONSE_FORMAT,
-    code_part,
-    fence,
+    Environment,
+    PromptParts,
+    buggy_part,
+    environment_part,
+    improve_part,
     instructions_part,
     memory_part,
     memory_text,
     output_part,
-    script_rules,
     sections,
     task_part,
 )
-
-DATA_SECTION = "# Data overview"
 
 DRAFT_INTRO = (
     "You are a Kaggle grandmaster attending a competition. To win, come up with an "
@@ -42,20 +44,22 @@ DEBUG_INTRO = (
 )
 DRAFT_GUIDES = (
     "The first solution should be simple: no ensembling and no hyper-parameter search.",
-    "Take the memory into account: propose something different from what was tried.",
+    "Take the memory into account: propose a different model, but keep the evaluation.",
     "State in the plan which evaluation metric you will compute, and how.",
     "Do not explore the data or plot; the data is already prepared.",
 )
 IMPROVE_GUIDES = (
     "Propose one single, atomic change that can be tested on its own.",
     "Take the memory into account: do not repeat a change that was already tried.",
-    "Keep the evaluation the same so that metrics stay comparable.",
+    "Do not explore the data or plot.",
 )
-DEBUG_GUIDES = ("Read the execution output and fix the cause of the failure.",)
+DEBUG_GUIDES = (
+    "Describe in 3-5 sentences how the problem in the previous implementation can be fixed.",
+    "Do not explore the data or plot.",
+)
 CODE_GUIDES = (
-    "Use 5-fold cross-validation, or a hold-out split if that is too slow, and print the "
-    "validation metric.",
-    "Keep the whole solution in one file; do not rely on files written by other runs.",
+    "Write one self-contained, single-file program that runs as-is; skip no part of it.",
+    "Use 5-fold cross-validation when it suits the task, else a hold-out split.",
 )
 
 
@@ -63,60 +67,24 @@ CODE_GUIDES = (
 class AidePrompter:
     """Writes AIDE's prompts for one sample."""
 
-    task: str
-    data_overview: str = ""
-    exec_timeout: int = 3600
+    parts: PromptParts
 
-    def __call__(self, operator: Operator, parents: list[SearchNode], journal: Journal) -> str:
+    def __call__(
+        self, operator: Operator, parents: list[SearchNode], journal: Journal, env: Environment
+    ) -> str:
+        memory = memory_part(memory_text(journal.good_nodes, env.memory_tokens))
+        task = task_part(self.parts.task)
         if operator == "draft":
-            return self.draft(journal)
+            body = [task, memory, self._rules(DRAFT_GUIDES), self.parts.data()]
+            return sections(DRAFT_INTRO, [*body, environment_part(env)])
         if operator == "improve":
-            return self.improve(parents[0], journal)
+            body = [task, memory, improve_part(parents[0]), self._rules(IMPROVE_GUIDES)]
+            return sections(IMPROVE_INTRO, [*body, environment_part(env)])
         if operator == "debug":
-            return self.debug(parents[0])
+            body = [task, buggy_part(parents[0]), output_part(parents[0])]
+            body += [self._rules(DEBUG_GUIDES), self.parts.data()]
+            return sections(DEBUG_INTRO, [*body, environment_part(env)])
         raise ValueError(f"AIDE has no {operator!r} operator")
 
-    def _data(self) -> tuple[str, str]:
-        return DATA_SECTION, fence(self.data_overview) if self.data_overview else ""
-
-    def _rules(self, *guides: str) -> tuple[str, str]:
-        return instructions_part(
-            *guides, *CODE_GUIDES, script_rules(self.exec_timeout), RESPONSE_FORMAT
-        )
-
-    def draft(self, journal: Journal) -> str:
-        return sections(
-            "draft",
-            DRAFT_INTRO,
-            [
-                task_part(self.task),
-                memory_part(memory_text(journal.good_nodes)),
-                self._data(),
-                self._rules(*DRAFT_GUIDES),
-            ],
-        )
-
-    def improve(self, parent: SearchNode, journal: Journal) -> str:
-        return sections(
-            "improve",
-            IMPROVE_INTRO,
-            [
-                task_part(self.task),
-                memory_part(memory_text(journal.good_nodes)),
-                code_part(parent),
-                self._rules(*IMPROVE_GUIDES),
-            ],
-        )
-
-    def debug(self, parent: SearchNode) -> str:
-        return sections(
-            "debug",
-            DEBUG_INTRO,
-            [
-                task_part(self.task),
-                code_part(parent),
-                output_part(parent),
-                self._data(),
-                self._rules(*DEBUG_GUIDES),
-            ],
-        )
+    def _rules(self, guides: tuple[str, ...]) -> tuple[str, str]:
+        return instructions_part(*guides, *CODE_GUIDES, self.parts.script_rules(), RESPONSE_FORMAT)

@@ -6,7 +6,7 @@ the root to a leaf, at each level taking the child with the highest UCT value
 back-propagated metric (negated when lower is better) min-max normalised over every value seen
 so far (0.5 while they are all equal), and a child never visited scores -1e8. The leaf is
 expanded ``num_children`` times (draft under the root, improve elsewhere). A good child
-back-propagates its metric along the path; a buggy one enters a debug chain of up to
+back-propagates its metric along the path; a buggy one enters a debug chain (``Search.debug_chain``) of up to
 ``max_debug_depth`` debug steps, and the first fix back-propagates its metric through the
 buggy node and the chain. Unfixed chains are never visited again.
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from sandmle.harness.search_tree import SearchNode
 from sandmle.scaffolds.search import Search
 from sandmle.scaffolds.search.journal import Journal
 
@@ -90,25 +89,12 @@ def annotate(journal: Journal, stats: MctsStats) -> None:
         node.extra["value"] = stats.value.get(node.id, 0.0)
 
 
-async def debug_chain(
-    search: Search, buggy: SearchNode, max_debug_depth: int
-) -> tuple[list[int], float | None]:
-    """Debug ``buggy`` until fixed, out of depth or budget; the chain and the fixed metric."""
-    chain, node = [buggy.id], buggy
-    for _ in range(max_debug_depth):
-        if search.exhausted:
-            break
-        node = await search.expand("debug", [node])
-        chain.append(node.id)
-        if not node.is_bug and node.metric is not None:
-            return chain, node.metric
-        if search.journal.debug_depth(node) >= max_debug_depth:
-            break
-    return chain, None
-
-
 async def mcts_step(
-    search: Search, stats: MctsStats, num_children: int, max_debug_depth: int
+    search: Search,
+    stats: MctsStats,
+    num_children: int,
+    max_debug_depth: int,
+    max_debug_time: float | None = None,
 ) -> None:
     """Select a leaf, expand it ``num_children`` times, and back-propagate the results."""
     path = select_path(search.journal, stats)
@@ -123,8 +109,8 @@ async def mcts_step(
         if not child.is_bug and child.metric is not None:
             stats.backpropagate(path + [child.id], child.metric)
             continue
-        chain, fixed = await debug_chain(search, child, max_debug_depth)
-        if fixed is not None:
-            stats.backpropagate(path + chain, fixed)
+        chain, fixed = await search.debug_chain(child, max_debug_depth, max_debug_time)
+        if fixed is not None and fixed.metric is not None:
+            stats.backpropagate(path + chain, fixed.metric)
     annotate(search.journal, stats)
     search.record()

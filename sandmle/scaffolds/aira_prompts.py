@@ -1,11 +1,14 @@
 """AIRA-dojo's operator prompts (draft, improve, debug, crossover), in our words.
 
-After facebookresearch/aira-dojo ``src/dojo/configs/solver/operators/mlebench/aira_operators/
-{draft,improve,debug,crossover}.yaml`` and ``src/dojo/solvers/utils.py``: one idea per reply,
-different from the ideas in memory; 5-fold cross-validation; a complexity tier that grows
-with how many children the parent already has (under 2: simple, under 4: normal, else
-complex); debug prompts carry the memory of earlier fixes in the same chain. The analyze
-step is AIDE's (AIRA reuses it), shared in ``search.prompts``.
+After facebookresearch/aira-dojo @ c795d86 ``src/dojo/configs/solver/operators/mlebench/
+aira_operators/{draft,improve,debug,crossover}.yaml`` and ``src/dojo/core/solvers/operators/
+memory.py``: one idea per reply, different from those in memory; 5-fold cross-validation;
+memory is every good node (``simple_memory``: ``include_buggy_nodes: false``) for draft and
+improve, none for crossover, and for debug the chain of failed attempts from the buggy parent
+back to the last good ancestor, plans included (``ancestral_memory``). Improve and crossover
+show the parents' outputs. With ``use_complexity`` (off in the released MLE-bench configs) a
+tier grows with the drafts made or the parent's children (under 2: simple, under 4: normal).
+The analyze step is AIDE's (AIRA reuses it), shared in ``search.prompts``.
 """
 
 from __future__ import annotations
@@ -17,19 +20,21 @@ from sandmle.harness.search_tree import Operator, SearchNode
 from sandmle.scaffolds.search.journal import Journal
 from sandmle.scaffolds.search.prompts import (
     RESPONSE_FORMAT,
-    code_part,
-    fence,
+    Environment,
+    PromptParts,
+    buggy_part,
+    crossover_parts,
+    environment_part,
+    improve_part,
     instructions_part,
     memory_part,
     memory_text,
     output_part,
-    script_rules,
     sections,
     task_part,
 )
 
 Complexity = Literal["simple", "normal", "complex"]
-DATA_SECTION = "# Data overview"
 GRANDMASTER = "You are a Kaggle Grandmaster attending a high-stakes competition."
 
 TIER_GUIDES: dict[Complexity, str] = {
@@ -45,7 +50,7 @@ DRAFT_INTRO = (
 )
 IMPROVE_INTRO = (
     f"{GRANDMASTER} You are given a working solution. Propose ONE improvement, different "
-    "from the improvements already tried on it, and implement it in the full script."
+    "from the improvements already tried, and implement it in the full script."
 )
 DEBUG_INTRO = (
     f"{GRANDMASTER} The solution below failed (see its output). Find the cause and return "
@@ -76,92 +81,41 @@ def complexity_tier(count: int) -> Complexity:
 class AiraPrompter:
     """Writes AIRA's prompts for one sample."""
 
-    task: str
-    data_overview: str = ""
-    exec_timeout: int = 14400
-    use_complexity: bool = True
+    parts: PromptParts
+    use_complexity: bool = False
 
-    def __call__(self, operator: Operator, parents: list[SearchNode], journal: Journal) -> str:
+    def __call__(
+        self, operator: Operator, parents: list[SearchNode], journal: Journal, env: Environment
+    ) -> str:
+        task, data, environment = (
+            task_part(self.parts.task),
+            self.parts.data(),
+            environment_part(env),
+        )
+        good = memory_part(memory_text(journal.good_nodes, env.memory_tokens))
         if operator == "draft":
-            return self.draft(journal)
+            tier = self._tier(len(journal.drafts))
+            rules = self._rules(tier, "Consider a DIFFERENT aspect than the ideas in memory.")
+            return sections(DRAFT_INTRO, [task, good, data, environment, rules])
+        parent = parents[0]
         if operator == "improve":
-            return self.improve(parents[0], journal)
+            tier = self._tier(len(journal.children(parent)))
+            rules = self._rules(tier, "Make one focused, testable change.")
+            body = [task, improve_part(parent), output_part(parent), good, data]
+            return sections(IMPROVE_INTRO, [*body, environment, rules])
         if operator == "debug":
-            return self.debug(parents[0], journal)
-        return self.crossover(parents[0], parents[1])
+            chain = memory_part(memory_text(journal.failed_chain(parent), env.memory_tokens))
+            rules = self._rules("Do not repeat a fix from the memory that did not work.")
+            body = [task, chain, buggy_part(parent), output_part(parent), data]
+            return sections(DEBUG_INTRO, [*body, environment, rules])
+        rules = self._rules("Keep what makes each solution work; drop what does not.")
+        body = [task, *crossover_parts(parent, parents[1]), data]
+        return sections(CROSSOVER_INTRO, [*body, environment, rules])
 
     def _tier(self, count: int) -> str:
         return TIER_GUIDES[complexity_tier(count)] if self.use_complexity else ""
 
     def _rules(self, *guides: str) -> tuple[str, str]:
         return instructions_part(
-            *guides, CV_GUIDE, *STYLE_GUIDES, script_rules(self.exec_timeout), RESPONSE_FORMAT
+            *guides, CV_GUIDE, *STYLE_GUIDES, self.parts.script_rules(), RESPONSE_FORMAT
         )
-
-    def _data(self) -> tuple[str, str]:
-        return DATA_SECTION, fence(self.data_overview) if self.data_overview else ""
-
-    def draft(self, journal: Journal) -> str:
-        drafts = journal.drafts
-        return sections(
-            "draft",
-            DRAFT_INTRO,
-            [
-                task_part(self.task),
-                memory_part(memory_text(drafts)),
-                self._data(),
-                self._rules(
-                    self._tier(len(drafts)), "Consider a DIFFERENT aspect than the memory."
-                ),
-            ],
-        )
-
-    def improve(self, parent: SearchNode, journal: Journal) -> str:
-        tried = journal.children(parent)
-        return sections(
-            "improve",
-            IMPROVE_INTRO,
-            [
-                task_part(self.task),
-                memory_part(memory_text(tried)),
-                code_part(parent),
-                self._data(),
-                self._rules(self._tier(len(tried)), "Make one focused, testable change."),
-            ],
-        )
-
-    def debug(self, parent: SearchNode, journal: Journal) -> str:
-        chain = debug_chain(parent, journal)[:-1]
-        return sections(
-            "debug",
-            DEBUG_INTRO,
-            [
-                task_part(self.task),
-                memory_part(memory_text(chain)),
-                code_part(parent),
-                output_part(parent),
-                self._data(),
-                self._rules("Do not repeat a fix from the memory that did not work."),
-            ],
-        )
-
-    def crossover(self, first: SearchNode, second: SearchNode) -> str:
-        return sections(
-            "crossover",
-            CROSSOVER_INTRO,
-            [
-                task_part(self.task),
-                code_part(first),
-                code_part(second, second=True),
-                self._data(),
-                self._rules("Keep what makes each solution work; drop what does not."),
-            ],
-        )
-
-
-def debug_chain(node: SearchNode, journal: Journal) -> list[SearchNode]:
-    """The buggy ancestors fixed in turn up to ``node`` (oldest first), for debug memory."""
-    chain = [node]
-    while journal.stage(chain[0]) == "debug":
-        chain.insert(0, journal.parent_of(chain[0]))  # type: ignore[arg-type]
-    return chain

@@ -73,7 +73,8 @@ class ScriptedModel:
 
     ``replies`` maps an operator to its replies in order (the last one repeats); a missing
     operator falls back to ``default``. ``reviews`` (when given) replaces the honest
-    review for the first analyze calls, in order, with raw ``ModelOutput``s (None: honest).
+    review for the first analyze calls, in order, with raw ``ModelOutput``s (None: honest);
+    the first ``cutoffs`` operator replies stop at the length limit.
     """
 
     def __init__(
@@ -81,10 +82,13 @@ class ScriptedModel:
         replies: dict[str, Sequence[str]] | None = None,
         default: str | None = None,
         reviews: Sequence[ModelOutput | None] = (),
+        cutoffs: int = 0,
     ) -> None:
         self.replies = {k: list(v) for k, v in (replies or {}).items()}
         self.default = default or good()
         self.reviews = list(reviews)
+        self.cutoffs = cutoffs
+        """Operator replies still to cut at the length limit (``model_length``)."""
         self.prompts: list[str] = []
         self.operators: list[str | None] = []
 
@@ -95,7 +99,7 @@ class ScriptedModel:
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        prompt = input[-1].text
+        prompt = input[0].text  # a repair request follows the operator prompt
         operator = operator_of(prompt)
         self.prompts.append(prompt)
         self.operators.append(operator)
@@ -112,6 +116,11 @@ class ScriptedModel:
             if scripted is not None:
                 return scripted
             return ModelOutput.for_tool_call("mockllm/model", REVIEW_TOOL, honest_review(prompt))
+        if self.cutoffs > 0:
+            self.cutoffs -= 1
+            output = ModelOutput.from_content("mockllm/model", "Plan.\n```python\nimport pan")
+            output.choices[0].stop_reason = "model_length"
+            return output
         queue = self.replies.get(operator or "", [])
         text = (queue.pop(0) if len(queue) > 1 else queue[0]) if queue else self.default
         return ModelOutput.from_content("mockllm/model", text)

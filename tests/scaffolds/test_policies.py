@@ -119,12 +119,24 @@ def test_automl_modalities_on_generated_tasks(tmp_path: Path):
 # ---------------------------------------------------------------- operator prompts
 
 
+MAIN_CODE = {
+    "improve": pf.IMPROVE_CODE_SECTION,
+    "debug": pf.BUGGY_CODE_SECTION,
+    "crossover": pf.FIRST_CODE_SECTION,
+    "analyze": pf.IMPLEMENTATION_SECTION,
+}
+
+
 def prompt(operator: str, **sections: str) -> str:
-    parts = [pf.OPERATOR_LINE.format(name=operator), pf.TASK_SECTION, TASK_TEXT]
+    """An operator prompt with no header: the operator shows only in its sections."""
+    parts = ["You are a Kaggle grandmaster.", pf.TASK_SECTION, TASK_TEXT]
     for heading, body in sections.items():
-        parts += [getattr(pf, heading), body]
+        title = MAIN_CODE[operator] if heading == "MAIN_CODE" else getattr(pf, heading)
+        parts += [title, body]
     parts += [pf.INSTRUCTIONS_SECTION, "Answer with a plan and one python block."]
-    return "\n\n".join(parts)
+    text = "\n\n".join(parts)
+    assert pf.operator_of(text) == operator and "Operator" not in text
+    return text
 
 
 def ask(text: str, tools: list[ToolInfo] | None = None) -> ModelOutput:
@@ -156,22 +168,18 @@ REVIEW = ToolInfo(
 
 def test_draft_cycles_levels_with_memory():
     first = code_level(code_of(ask(prompt("draft", MEMORY_SECTION=""))))
-    second = code_level(code_of(ask(prompt("draft", MEMORY_SECTION="- draft 0: linear, 0.8"))))
+    second = code_level(
+        code_of(ask(prompt("draft", MEMORY_SECTION="Design: linear\nValidation Metric: 0.8")))
+    )
     assert (first, second) == (1, 2)
     assert ask(prompt("draft")).message.text.startswith("Plan:")
 
 
 def test_improve_goes_one_level_up_and_stops_at_tuned():
-    assert (
-        code_level(code_of(ask(prompt("improve", PREVIOUS_CODE_SECTION=fenced(automl_code(2))))))
-        == 3
-    )
-    assert (
-        code_level(code_of(ask(prompt("improve", PREVIOUS_CODE_SECTION=fenced(automl_code(4))))))
-        == 4
-    )
+    assert code_level(code_of(ask(prompt("improve", MAIN_CODE=fenced(automl_code(2)))))) == 3
+    assert code_level(code_of(ask(prompt("improve", MAIN_CODE=fenced(automl_code(4)))))) == 4
     foreign = fenced("print('hello')\n")
-    assert code_level(code_of(ask(prompt("improve", PREVIOUS_CODE_SECTION=foreign)))) == 3
+    assert code_level(code_of(ask(prompt("improve", MAIN_CODE=foreign)))) == 3
 
 
 def test_debug_fixes_what_the_error_says():
@@ -180,7 +188,7 @@ def test_debug_fixes_what_the_error_says():
         ask(
             prompt(
                 "debug",
-                PREVIOUS_CODE_SECTION=fenced(automl_code(3)),
+                MAIN_CODE=fenced(automl_code(3)),
                 EXECUTION_OUTPUT_SECTION=crash,
             )
         )
@@ -188,18 +196,14 @@ def test_debug_fixes_what_the_error_says():
     assert code_level(answer) == 2 and "SAFE = True" in answer
     pil = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'PIL'"
     answer = code_of(
-        ask(
-            prompt(
-                "debug", PREVIOUS_CODE_SECTION=fenced(automl_code(3)), EXECUTION_OUTPUT_SECTION=pil
-            )
-        )
+        ask(prompt("debug", MAIN_CODE=fenced(automl_code(3)), EXECUTION_OUTPUT_SECTION=pil))
     )
     assert code_level(answer) == 3 and "SAFE = True" in answer
     last = code_of(
         ask(
             prompt(
                 "debug",
-                PREVIOUS_CODE_SECTION=fenced(automl_code(0, safe=True)),
+                MAIN_CODE=fenced(automl_code(0, safe=True)),
                 EXECUTION_OUTPUT_SECTION=crash,
             )
         )
@@ -211,7 +215,7 @@ def test_crossover_keeps_the_stronger_parent():
     output = ask(
         prompt(
             "crossover",
-            PREVIOUS_CODE_SECTION=fenced(automl_code(1)),
+            MAIN_CODE=fenced(automl_code(1)),
             SECOND_CODE_SECTION=fenced(automl_code(3)),
         )
     )
@@ -231,9 +235,7 @@ def test_crossover_keeps_the_stronger_parent():
     ],
 )
 def test_analyze_calls_submit_review_honestly(output: str, is_bug: bool, metric: float | None):
-    text = prompt(
-        "analyze", PREVIOUS_CODE_SECTION=fenced(automl_code(2)), EXECUTION_OUTPUT_SECTION=output
-    )
+    text = prompt("analyze", MAIN_CODE=fenced(automl_code(2)), EXECUTION_OUTPUT_SECTION=output)
     result = ask(text, [REVIEW])
     [tool_call] = result.message.tool_calls
     assert tool_call.function == pf.REVIEW_TOOL

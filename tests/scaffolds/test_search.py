@@ -1,50 +1,93 @@
-"""The shared search machinery: reply parsing, the journal's derived views, prompt layout."""
+"""The shared search machinery: reply parsing, review reading, the journal, prompt layout."""
 
+import pytest
 from inspect_ai.model import ModelOutput
 
 from sandmle.scaffolds.aide_prompts import AidePrompter
 from sandmle.scaffolds.aira_prompts import AiraPrompter, complexity_tier
 from sandmle.scaffolds.prompt_format import (
+    BUGGY_CODE_SECTION,
+    DATA_SECTION,
+    ENVIRONMENT_SECTION,
     EXECUTION_OUTPUT_SECTION,
+    IMPROVE_CODE_SECTION,
     MEMORY_SECTION,
-    PREVIOUS_CODE_SECTION,
     REVIEW_TOOL,
     SECOND_CODE_SECTION,
     TASK_SECTION,
+    data_dir_of,
     operator_of,
     section,
 )
 from sandmle.scaffolds.search import parse_proposal, parse_review
-from sandmle.scaffolds.search.prompts import analyze_prompt
+from sandmle.scaffolds.search.prompts import Environment, PromptParts, analyze_prompt, memory_text
+from sandmle.scaffolds.search.responses import printed_metric
 from sandmle.scaffolds.search.runner import truncate
 from tests.scaffolds.test_aide import journal, node
 
-TASK = "Solve it.\n\n# Plant Watering\n\nPredict `needs_water`.\n\n## Evaluation\nROC-AUC."
+TASK = (
+    "Solve it.\n- The competition's data is in `/srv/comp/data` (read-only).\n\n"
+    "# Plant Watering\n\nPredict `needs_water`.\n\n## Evaluation\nROC-AUC."
+)
+ENV = Environment(steps_left=3, steps_total=5, time_left_s=5400, hardware="2 CPUs, no GPU",
+                  packages=("pandas 2.2",))  # fmt: skip
 
 
-def test_proposal_takes_the_python_block_and_the_rest_as_plan():
-    p = parse_proposal("Use a tree.\n```bash\nls\n```\n```python\nprint(1)\n```\nDone.")
-    assert p.code == "print(1)" and "Use a tree." in p.plan and "Done." in p.plan
-    assert parse_proposal("no code here").code == ""
-    assert parse_proposal("```\nx = 1\n```").code == "x = 1"  # an unlabelled block counts
-    assert parse_proposal("```python\nx = 1\n").code == "x = 1"  # an unclosed one too
+def test_proposal_joins_compiling_blocks_and_skips_the_rest():
+    p = parse_proposal(
+        "Use a tree.\n```bash\nls\n```\n```python\nx = 1\n```\nThen\n```\nprint(x)\n```"
+    )
+    assert p.code == "x = 1\n\nprint(x)" and p.plan == "Use a tree."
+    broken = parse_proposal("Plan.\n```python\ndef f(:\n```\n```python\nprint(2)\n```")
+    assert broken.code == "print(2)"
+    assert parse_proposal("```python\nx = 1\n").code == "x = 1"  # an unclosed block counts
 
 
-def test_review_parsing_rejects_missing_calls_and_bad_arguments():
+@pytest.mark.parametrize(
+    ("text", "code", "problem"),
+    [
+        ("import os\nprint(os.sep)", "import os\nprint(os.sep)", ""),  # unfenced code
+        ("I would fit a tree.", "", "no code block"),
+        ("", "", "empty"),
+        ("Plan.\n```python\ndef f(:\n    pass\n```", "", "does not compile"),
+    ],
+)
+def test_proposal_falls_back_to_the_whole_reply_only_when_it_compiles(text, code, problem):
+    p = parse_proposal(text)
+    assert p.code == code and problem in p.problem
+
+
+def test_review_by_tool_call_or_json_text_with_missing_fields_filled():
     args = {"is_bug": False, "summary": "ok", "metric": 0.9, "lower_is_better": False}
     review, _ = parse_review(ModelOutput.for_tool_call("m", REVIEW_TOOL, args))
-    assert review is not None and review.metric == 0.9
-    assert parse_review(ModelOutput.from_content("m", "fine"))[0] is None
-    bad, why = parse_review(ModelOutput.for_tool_call("m", REVIEW_TOOL, {"is_bug": "maybe"}))
-    assert bad is None and "invalid" in why
+    assert review is not None and review.metric == 0.9 and review.source == "tool"
+    text = ModelOutput.from_content("m", 'My review: {"metric": "0.7", "summary": "fine"} end')
+    review, _ = parse_review(text)
+    assert review is not None and review.source == "text" and review.metric == 0.7
+    assert review.is_bug is False and set(review.filled) == {"is_bug", "lower_is_better"}
+    missing = parse_review(ModelOutput.for_tool_call("m", REVIEW_TOOL, {"summary": "?"}))[0]
+    assert missing is not None and missing.is_bug and missing.metric is None
+    none, why = parse_review(ModelOutput.from_content("m", "Looks fine!"))
+    assert none is None and "JSON" in why
 
 
-def test_journal_derives_stage_debug_depth_and_best():
+def test_reported_metric_must_appear_in_the_output_unless_a_metric_line_says_it():
+    assert printed_metric("fold 1: 0.81\nmean cv 0.8123", 0.8123) == (0.8123, "")
+    metric, why = printed_metric("mean cv 0.8123", 0.95)
+    assert metric is None and "does not appear" in why
+    assert printed_metric("score 0.5\nValidation metric: 0.61", 0.95) == (0.61, "")
+    assert printed_metric("nothing printed", None) == (None, "")
+
+
+def test_journal_derives_stage_debug_depth_best_and_failed_chains():
     j = journal(node(0, bug=True), node(1, parent=0, bug=True), node(2, parent=1, metric=0.4),
-                node(3, parent=2, metric=0.3), lower_is_better=True)  # fmt: skip
-    assert [j.stage(n) for n in j.nodes] == ["draft", "debug", "debug", "improve"]
-    assert [j.debug_depth(n) for n in j.nodes] == [0, 1, 2, 0]
-    assert j.best_node().id == 3 and j.is_leaf(j.get(3)) and not j.is_leaf(j.get(0))
+                node(3, parent=2, metric=0.3), node(4, parent=3, bug=True),
+                node(5, parent=4, bug=True), lower_is_better=True)  # fmt: skip
+    assert [j.stage(n) for n in j.nodes][:4] == ["draft", "debug", "debug", "improve"]
+    assert [j.debug_depth(n) for n in j.nodes][:4] == [0, 1, 2, 0]
+    assert j.best_node().id == 3 and not j.is_leaf(j.get(0))
+    assert [n.id for n in j.failed_chain(j.get(5))] == [4, 5]
+    assert [n.id for n in j.failed_chain(j.get(1))] == [0, 1]
     j.lower_is_better = False
     assert j.best_node().id == 2
 
@@ -55,28 +98,53 @@ def test_truncate_keeps_both_ends():
     assert cut.startswith("A" * 10) and cut.endswith("B" * 10) and "180 characters cut" in cut
 
 
-def test_prompts_follow_the_shared_format():
+def test_memory_budget_keeps_the_newest_entries():
+    nodes = [node(i, metric=0.1 * i) for i in range(30)]
+    for n in nodes:
+        n.plan = "word " * 40
+    full, cut = memory_text(nodes), memory_text(nodes, max_tokens=200)
+    assert len(cut) < len(full) and "older entries left out" in cut
+    assert cut.rstrip().endswith(f"Validation Metric: {nodes[-1].metric}")
+
+
+def prompts() -> dict[str, str]:
     parent = node(0, metric=0.8)
     parent.plan, parent.code, parent.output = "Ridge.", "# fit\nprint(1)", "# not a heading"
     other = node(1, metric=0.7)
     other.code = "print(2)"
-    j = journal(parent, other)
-    aide, aira = AidePrompter(TASK, "train.csv"), AiraPrompter(TASK)
-    prompts = {
-        "draft": aide("draft", [], j),
-        "improve": aira("improve", [parent], j),
-        "debug": aide("debug", [parent], j),
-        "crossover": aira("crossover", [parent, other], j),
+    buggy = node(2, parent=0, bug=True)
+    buggy.code, buggy.output = "print(3)", "Traceback: boom"
+    j = journal(parent, other, buggy)
+    parts = PromptParts(TASK, "train.csv (3 rows)")
+    aide, aira = AidePrompter(parts), AiraPrompter(parts)
+    return {
+        "draft": aide("draft", [], j, ENV),
+        "improve": aira("improve", [parent], j, ENV),
+        "debug": aide("debug", [buggy], j, ENV),
+        "crossover": aira("crossover", [parent, other], j, ENV),
         "analyze": analyze_prompt(TASK, parent),
     }
-    for name, prompt in prompts.items():
+
+
+def test_prompts_show_their_operator_in_their_sections_only():
+    made = prompts()
+    for name, prompt in made.items():
         assert operator_of(prompt) == name
+        assert "Operator" not in prompt
         assert "ROC-AUC" in section(prompt, TASK_SECTION)  # demoted headings stay inside
-    assert "print(1)" in section(prompts["improve"], PREVIOUS_CODE_SECTION)
-    assert "not a heading" in section(prompts["debug"], EXECUTION_OUTPUT_SECTION)
-    assert "print(2)" in section(prompts["crossover"], SECOND_CODE_SECTION)
-    assert "Solution 0" in section(prompts["draft"], MEMORY_SECTION)
-    assert REVIEW_TOOL in prompts["analyze"]
+        if name != "analyze":
+            env = section(prompt, ENVIRONMENT_SECTION)
+            assert "1.5 hours" in env and "3 of 5" in env and "2 CPUs" in env and "pandas" in env
+            assert "/srv/comp/data" in prompt  # the data dir the task names
+    assert "print(1)" in section(made["improve"], IMPROVE_CODE_SECTION)
+    assert "not a heading" in section(made["improve"], EXECUTION_OUTPUT_SECTION)
+    assert "boom" in section(made["debug"], EXECUTION_OUTPUT_SECTION)
+    assert "print(3)" in section(made["debug"], BUGGY_CODE_SECTION)
+    assert "print(2)" in section(made["crossover"], SECOND_CODE_SECTION)
+    assert "Validation Metric: 0.8" in section(made["draft"], MEMORY_SECTION)
+    assert "train.csv" in section(made["draft"], DATA_SECTION)
+    assert REVIEW_TOOL in made["analyze"]
+    assert data_dir_of(TASK) == "/srv/comp/data"
 
 
 def test_complexity_tiers_grow_with_children():

@@ -1,10 +1,11 @@
-"""MLE-Dojo's three actions as Inspect tools: ``request_info``, ``validate_code``, ``execute_code``.
+"""MLE-Dojo's five actions as Inspect tools (``mledojo/gym/env.py`` ``KaggleEnvironment.actions``).
 
-They follow ``mledojo/gym/interface.py``: ``request_info`` returns one of the competition's info
-items (or ``all``); ``validate_code`` checks the syntax, runs the code, and removes any submission
-it wrote; ``execute_code`` runs the code and grades ``submission.csv``, reporting the raw score and
-the position score (HumanRank) as MLE-Dojo's ``score_mode="position"`` does. Code runs in the
-sample's sandbox; grading happens on the host.
+``request_info`` returns one of the competition's info items (or ``all``); ``validate_code``
+checks the syntax, runs the code, and removes any submission it wrote; ``execute_code`` runs the
+code and grades ``submission.csv`` (validity always; the raw score and the position score
+(HumanRank), as MLE-Dojo's ``score_mode="position"``, only with ``score_feedback``, since they
+are test-set scores); ``get_history`` returns the actions so far; ``reset`` clears that history
+and the best score. Code runs in the sample's sandbox; grading happens on the host.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ OUTPUT_CHARS = 4000
 TREE_ENTRIES = 60
 SCRIPT = f"{WORK_DIR}/dojo_code.py"
 BACKUP = f"{WORK_DIR}/.dojo_submission_backup"
+HISTORY_KEY = "sandmle:dojo_history"
 
 
 def _competition() -> Competition:
@@ -123,6 +125,7 @@ def request_info() -> Tool:
         competition = _competition()
         types = INFO_TYPES if info_type == "all" else (info_type,)
         data = {t: info_item(competition, t) for t in types}
+        remember("request_info", {"status": "SUCCESS"})
         return json.dumps({"status": "SUCCESS", "data": data}, default=str)
 
     return execute
@@ -145,13 +148,14 @@ def validate_code(timeout: int = 600) -> Tool:
         await _shell(
             f"rm -f {SUBMISSION_PATH}; [ -f {BACKUP} ] && mv {BACKUP} {SUBMISSION_PATH}; true"
         )
+        remember("validate_code", record)
         return json.dumps(record)
 
     return execute
 
 
 @tool
-def execute_code(timeout: int = 600, score_feedback: bool = True) -> Tool:
+def execute_code(timeout: int = 600, score_feedback: bool = False) -> Tool:
     async def execute(code: str) -> str:
         """Run Python code that writes /home/submission/submission.csv, then grade that file
         (MLE-Dojo's execute_code).
@@ -160,13 +164,15 @@ def execute_code(timeout: int = 600, score_feedback: bool = True) -> Tool:
             code: The complete Python program.
 
         Returns:
-            The run's output and the submission's grading (raw score and position score).
+            The run's output and whether the submission is valid (with its scores when the
+            environment shows them).
         """
         record: dict[str, Any] = {"execution": await run_code(code, timeout), "submission": None}
         if record["execution"]["status"] == "SUCCESS":
             record["submission"] = await grade_feedback(_competition(), score_feedback)
         failed = record["submission"] is None or record["submission"]["status"] != "SUCCESS"
         record["status"] = "FAILED" if failed else "SUCCESS"
+        remember("execute_code", record)
         return json.dumps(record)
 
     return execute
@@ -187,9 +193,59 @@ async def grade_feedback(competition: Competition, score_feedback: bool) -> dict
     return {"status": "SUCCESS", "raw_score": report.score, "position_score": rank}
 
 
-def dojo_tools(command_timeout: int = 600, score_feedback: bool = True) -> list[Tool]:
+def remember(action: str, record: dict[str, Any]) -> None:
+    """Add an action to the sample's Dojo history (status, error and shown scores only)."""
+    history = store().get(HISTORY_KEY, [])
+    kept = {k: record[k] for k in ("status", "error") if k in record}
+    submission = record.get("submission") or {}
+    kept |= {k: submission[k] for k in ("raw_score", "position_score") if k in submission}
+    history.append({"step": len(history) + 1, "action": action, **kept})
+    store().set(HISTORY_KEY, history)
+
+
+@tool
+def get_history() -> Tool:
+    async def execute() -> str:
+        """Get the history of your actions so far (MLE-Dojo's get_history action).
+
+        Returns:
+            The actions taken, each with its status, as JSON.
+        """
+        history = store().get(HISTORY_KEY, [])
+        scored = [h["raw_score"] for h in history if "raw_score" in h]
+        data = {"actions": history, "step_count": len(history)}
+        if scored:
+            data["best_raw_score"] = _best(scored)
+        return json.dumps({"status": "SUCCESS", "data": data})
+
+    return execute
+
+
+def _best(scores: list[float]) -> float:
+    lower = competition_thresholds(_competition()).is_lower_better
+    return min(scores) if lower else max(scores)
+
+
+@tool
+def reset() -> Tool:
+    async def execute() -> str:
+        """Reset the environment's history and best score (MLE-Dojo's reset action). Files
+        you wrote, including the submission, are kept.
+
+        Returns:
+            A confirmation.
+        """
+        store().set(HISTORY_KEY, [])
+        return json.dumps({"status": "SUCCESS", "feedback": "Environment reset successfully"})
+
+    return execute
+
+
+def dojo_tools(command_timeout: int = 600, score_feedback: bool = False) -> list[Tool]:
     return [
         request_info(),
         validate_code(timeout=command_timeout),
         execute_code(timeout=command_timeout, score_feedback=score_feedback),
+        get_history(),
+        reset(),
     ]

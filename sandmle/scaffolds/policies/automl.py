@@ -11,14 +11,13 @@ import re
 from functools import cache
 from pathlib import Path
 
+from sandmle.scaffolds.prompt_format import METRIC_LINE, parse_metric  # noqa: F401 - re-exported
+
 SCRIPT_PATH = Path(__file__).with_name("automl_script.py")
 LEVEL_NAMES = ("dummy", "linear", "random forest", "gradient boosting", "tuned")
 MAX_LEVEL = len(LEVEL_NAMES) - 1
 DEFAULT_LEVEL = 3
 """Strength used when nothing says otherwise (ReAct runs): gradient boosting."""
-METRIC_LINE = re.compile(
-    r"Validation metric:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
-)
 _LEVEL_LINE = re.compile(r"^LEVEL = (\d+)", re.M)
 _SAFE_LINE = re.compile(r"^SAFE = (True|False)", re.M)
 
@@ -28,11 +27,26 @@ def script_source() -> str:
     return SCRIPT_PATH.read_text(encoding="utf-8")
 
 
-def automl_code(level: int = DEFAULT_LEVEL, safe: bool = False) -> str:
-    """The AutoML script at ``level`` (0 dummy … 4 tuned); ``safe`` drops text/image/time features."""
+def automl_code(
+    level: int = DEFAULT_LEVEL,
+    safe: bool = False,
+    data_dir: str | None = None,
+    submission_dir: str | None = None,
+) -> str:
+    """The AutoML script at ``level`` (0 dummy … 4 tuned); ``safe`` drops text/image/time features.
+
+    ``data_dir`` and ``submission_dir`` replace the script's default folders (as the task's
+    instructions name them; the ``SANDMLE_*_DIR`` variables still win).
+    """
     level = max(0, min(MAX_LEVEL, level))
     code = _LEVEL_LINE.sub(f"LEVEL = {level}", script_source(), count=1)
-    return _SAFE_LINE.sub(f"SAFE = {safe}", code, count=1)
+    code = _SAFE_LINE.sub(f"SAFE = {safe}", code, count=1)
+    if data_dir:
+        code = code.replace('"SANDMLE_DATA_DIR", "/home/data"', f'"SANDMLE_DATA_DIR", {data_dir!r}')
+    if submission_dir:
+        old = '"SANDMLE_SUBMISSION_DIR", "/home/submission"'
+        code = code.replace(old, f'"SANDMLE_SUBMISSION_DIR", {submission_dir!r}')
+    return code
 
 
 def code_level(code: str | None) -> int | None:
@@ -46,12 +60,3 @@ def code_level(code: str | None) -> int | None:
 def code_is_safe(code: str | None) -> bool:
     match = _SAFE_LINE.search(code or "")
     return bool(match and match.group(1) == "True")
-
-
-def parse_metric(output: str) -> float | None:
-    """The last ``Validation metric: <value>`` in a run's output; None when absent or not finite."""
-    found = METRIC_LINE.findall(output or "")
-    if not found:
-        return None
-    value = float(found[-1])
-    return value if value == value and abs(value) != float("inf") else None

@@ -17,7 +17,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolInfo
 
 SUBMIT_TOOLS = ("submit",)
-RUN_TOOLS = ("python", "bash")
+RUN_TOOLS = ("python", "bash", "execute_code")
 SCRIPT_PATH = "/home/agent/solution.py"
 HEREDOC_END = "SANDMLE_EOF"
 
@@ -93,6 +93,8 @@ def call(model: str, tool: str, arguments: dict[str, Any], text: str) -> ModelOu
 def run_code(model: str, tools: list[ToolInfo], code: str, text: str) -> ModelOutput | None:
     """Run a Python script with the python tool, else through bash; None when neither exists."""
     names = tool_names(tools)
+    if "execute_code" in names:  # MLE-Dojo's action: run the code, then grade its submission
+        return call(model, "execute_code", {"code": code}, text)
     if "python" in names:
         return call(model, "python", {first_parameter(tools, "python", "code"): code}, text)
     if "bash" in names:
@@ -118,7 +120,7 @@ def code_block(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-SAMPLE_PATH = re.compile(r"/home/data/[\w./-]*sample[\w./-]*\.csv")
+SAMPLE_PATH = re.compile(r"/[\w./-]*sample[\w./-]*\.csv")
 
 
 def sample_submission_path(task_text: str) -> str | None:

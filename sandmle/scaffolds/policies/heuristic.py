@@ -9,7 +9,7 @@ from the run's output. It is a baseline, not an agent: it never looks at scores 
 
 from __future__ import annotations
 
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
+from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolInfo
 
 from sandmle.scaffolds import prompt_format as pf
@@ -20,11 +20,11 @@ from sandmle.scaffolds.policies.automl import (
     parse_metric,
 )
 from sandmle.scaffolds.policies.conversation import (
+    RUN_TOOLS,
     ToolRun,
     call,
     finish,
     first_user_text,
-    last_user_text,
     reply,
     run_code,
     run_text,
@@ -32,7 +32,12 @@ from sandmle.scaffolds.policies.conversation import (
     tool_names,
     tool_runs,
 )
-from sandmle.scaffolds.policies.operators import analyze, answer_operator, error_line
+from sandmle.scaffolds.policies.operators import (
+    analyze,
+    answer_operator,
+    error_line,
+    task_automl_code,
+)
 from sandmle.scaffolds.policies.sample_submission import COPIED, copy_code
 
 MODEL = "sandmle/heuristic"
@@ -47,13 +52,23 @@ __all__ = ["analyze", "heuristic_policy"]
 def heuristic_policy(
     messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
 ) -> ModelOutput:
-    prompt = last_user_text(messages)
-    operator = pf.operator_of(prompt)
+    prompt = operator_prompt(messages)
+    operator = "analyze" if pf.REVIEW_TOOL in tool_names(tools) else pf.operator_of(prompt)
     if operator is not None:
         return answer_operator(operator, prompt, tools, MODEL)
-    if tool_names(tools) & {"python", "bash"}:
+    if tool_names(tools) & set(RUN_TOOLS):
         return react_step(messages, tools)
     return reply(MODEL, f"{LABEL}. Run this script:\n\n```python\n{automl_code()}```\n")
+
+
+def operator_prompt(messages: list[ChatMessage]) -> str:
+    """The latest user message that is an operator prompt (a repair request refers back to
+    it), else the latest user message."""
+    users = [m.text for m in messages if isinstance(m, ChatMessageUser)]
+    for text in reversed(users):
+        if pf.operator_of(text) is not None:
+            return text
+    return users[-1] if users else ""
 
 
 def succeeded(run: ToolRun) -> bool:
@@ -63,7 +78,8 @@ def succeeded(run: ToolRun) -> bool:
 def react_step(messages: list[ChatMessage], tools: list[ToolInfo]) -> ModelOutput:
     """The next action from what has happened so far: run, retry, validate, or submit."""
     runs = tool_runs(messages)
-    attempts = [r for r in runs if r.function in ("python", "bash")]
+    # a call whose arguments held no code ran nothing: it is not an attempt
+    attempts = [r for r in runs if r.function in RUN_TOOLS and run_text(r)]
     good = [i for i, r in enumerate(runs) if r in attempts and succeeded(r)]
     if not good:
         return next_attempt(messages, tools, attempts)
@@ -75,7 +91,7 @@ def react_step(messages: list[ChatMessage], tools: list[ToolInfo]) -> ModelOutpu
         return next_attempt(messages, tools, attempts)
     metric = parse_metric(last_good.output)
     shown = "n/a" if metric is None else f"{metric:.5f}"
-    summary = f"{LABEL}: wrote /home/submission/submission.csv (validation metric {shown})."
+    summary = f"{LABEL}: wrote the submission file (validation metric {shown})."
     return finish(MODEL, tools, summary)
 
 
@@ -89,12 +105,12 @@ def next_attempt(
             f"{LABEL}.{why} Write and run an AutoML script: {LEVEL_NAMES[level]} "
             f"(level {level}{', safe features' if safe else ''})."
         )
-        action = run_code(MODEL, tools, automl_code(level, safe), text)
+        code = task_automl_code(first_user_text(messages), level, safe)
+        action = run_code(MODEL, tools, code, text)
     elif len(attempts) == len(LADDER) and not any(COPIED in run_text(a) for a in attempts):
-        sample = sample_submission_path(first_user_text(messages))
-        action = run_code(
-            MODEL, tools, copy_code(sample), "Every model failed: hand in the sample."
-        )
+        task = first_user_text(messages)
+        code = copy_code(sample_submission_path(task), pf.submission_path_of(task))
+        action = run_code(MODEL, tools, code, "Every model failed: hand in the sample.")
     else:
         action = None
     return action or finish(MODEL, tools, f"{LABEL}: no run succeeded.")

@@ -1,5 +1,8 @@
 """The heuristic's answers to tree-scaffold operator prompts (``scaffolds/prompt_format.py``).
 
+The operator is read from the prompt's sections, as a model reads it (``operator_of``); the
+data folder and the submission path from the task's instructions.
+
 draft: the AutoML script, its strength cycling with the number of solutions in memory, so
 drafts differ; improve: one level stronger than the previous script; debug: what the error
 calls for (drop the feature that broke, go simpler, or hand in the sample as a last resort);
@@ -47,7 +50,8 @@ LOWER_WORDS = re.compile(r"\((lower|higher) is better\)")
 def answer_operator(operator: str, prompt: str, tools: list[ToolInfo], model: str) -> ModelOutput:
     if operator == "analyze":
         return analyze(prompt, tools, model)
-    previous = code_block(pf.section(prompt, pf.PREVIOUS_CODE_SECTION) or "")
+    task = pf.section(prompt, pf.TASK_SECTION) or prompt
+    previous = code_block(pf.main_code(prompt) or "")
     if operator == "draft":
         level, safe, why = draft_choice(pf.section(prompt, pf.MEMORY_SECTION) or "")
     elif operator == "improve":
@@ -56,26 +60,36 @@ def answer_operator(operator: str, prompt: str, tools: list[ToolInfo], model: st
         output = pf.section(prompt, pf.EXECUTION_OUTPUT_SECTION) or ""
         level, safe, why = debug_choice(previous, output)
         if level < 0:
-            sample = sample_submission_path(prompt)
-            return reply(model, f"Plan: {why}\n\n```python\n{_copy(sample)}```\n")
+            sample = sample_submission_path(task)
+            return reply(model, f"Plan: {why}\n\n```python\n{_copy(sample, task)}```\n")
     else:
         second = code_block(pf.section(prompt, pf.SECOND_CODE_SECTION) or "")
         level, safe, why = crossover_choice(previous, second)
-    return solution(model, level, safe, why)
+    return solution(model, level, safe, why, task)
 
 
-def solution(model: str, level: int, safe: bool, why: str) -> ModelOutput:
+def solution(model: str, level: int, safe: bool, why: str, task: str = "") -> ModelOutput:
     features = "numbers and categories only" if safe else "every feature type found"
+    data_dir = pf.data_dir_of(task) or "the data folder"
     plan = (
-        f"Plan: {why} The script reads /home/data, infers the task from the sample submission, "
+        f"Plan: {why} The script reads {data_dir}, infers the task from the sample submission, "
         f"builds features ({features}), fits a {LEVEL_NAMES[level]} model (level {level}), "
-        "prints the cross-validated metric and writes /home/submission/submission.csv."
+        "prints the cross-validated metric and writes the submission file."
     )
-    return reply(model, f"{plan}\n\n```python\n{automl_code(level, safe)}```\n")
+    code = task_automl_code(task, level, safe)
+    return reply(model, f"{plan}\n\n```python\n{code}```\n")
+
+
+def task_automl_code(task: str, level: int, safe: bool) -> str:
+    """The AutoML script pointed at the folders the task's instructions name."""
+    submission = pf.submission_path_of(task)
+    return automl_code(
+        level, safe, pf.data_dir_of(task), submission.rsplit("/", 1)[0] if submission else None
+    )
 
 
 def draft_choice(memory: str) -> tuple[int, bool, str]:
-    entries = len(re.findall(r"^\s*(?:[-*]|\d+\.|#+)\s", memory, re.M))
+    entries = len(re.findall(r"^(?:Design|Debug plan):", memory, re.M))
     level = DRAFT_LEVELS[entries % len(DRAFT_LEVELS)]
     return level, False, f"Draft a {LEVEL_NAMES[level]} baseline ({entries} solutions in memory)."
 
@@ -127,10 +141,10 @@ def error_line(output: str) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
-def _copy(sample: str | None) -> str:
+def _copy(sample: str | None, task: str) -> str:
     from sandmle.scaffolds.policies.sample_submission import copy_code
 
-    return copy_code(sample)
+    return copy_code(sample, pf.submission_path_of(task))
 
 
 # ---------------------------------------------------------------- analyze
@@ -156,7 +170,7 @@ def review(prompt: str) -> dict:
     from sandmle.scaffolds.policies.sample_submission import COPIED
 
     output = pf.section(prompt, pf.EXECUTION_OUTPUT_SECTION) or ""
-    code = code_block(pf.section(prompt, pf.PREVIOUS_CODE_SECTION) or "")
+    code = code_block(pf.main_code(prompt) or "")
     metric = parse_metric(output)
     crashed = "Traceback (most recent call last)" in output
     copied = COPIED in output and not crashed

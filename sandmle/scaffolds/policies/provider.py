@@ -2,7 +2,7 @@
 
 Inspect matches a provider by its unqualified registry name, so ``@modelapi(name="sandmle")``
 (registered as ``sandmle/sandmle`` from this package) serves ``sandmle/heuristic``,
-``sandmle/sample-submission`` and ``sandmle/smollm2``. Policies are plain functions of the
+``sandmle/sample-submission``, ``sandmle/smollm2`` and ``sandmle/chaos``. Policies are plain functions of the
 conversation and the offered tools; none of them calls a network.
 """
 
@@ -24,7 +24,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from sandmle.errors import SandmleError
 
 Policy = Callable[[list[ChatMessage], list[ToolInfo], GenerateConfig], ModelOutput]
-POLICIES = ("heuristic", "sample-submission", "smollm2")
+POLICIES = ("heuristic", "sample-submission", "smollm2", "chaos")
 
 
 def get_policy(name: str, **model_args: Any) -> Policy:
@@ -41,6 +41,10 @@ def get_policy(name: str, **model_args: Any) -> Policy:
         from sandmle.scaffolds.policies.smollm2 import smollm2_policy
 
         return smollm2_policy(**model_args)
+    if name == "chaos":
+        from sandmle.scaffolds.policies.chaos import chaos_policy
+
+        return chaos_policy(**model_args)
     raise SandmleError(f"unknown sandmle model {name!r} (known: {', '.join(POLICIES)})")
 
 

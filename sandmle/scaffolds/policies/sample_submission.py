@@ -30,13 +30,14 @@ def copy_command(sample: str | None) -> str:
     return f"mkdir -p /home/submission && cp {source} {SUBMISSION} && echo '{COPIED}'"
 
 
-def copy_code(sample: str | None) -> str:
+def copy_code(sample: str | None, submission: str | None = None) -> str:
     """A Python script that copies the sample submission (for prompts that want code)."""
     source = repr(sample) if sample else 'sorted(glob.glob("/home/data/*sample*.csv"))[0]'
+    target = submission or SUBMISSION
     return (
         "import glob\nimport os\nimport shutil\n\n"
-        'os.makedirs("/home/submission", exist_ok=True)\n'
-        f"shutil.copy({source}, {SUBMISSION!r})\n"
+        f"os.makedirs({target.rsplit('/', 1)[0]!r}, exist_ok=True)\n"
+        f"shutil.copy({source}, {target!r})\n"
         f'print("{COPIED}")\n'
     )
 

@@ -1,6 +1,6 @@
-"""Shared machinery of the tree-search scaffolds: the journal, the runner, the search step."""
+"""Shared machinery of the tree-search scaffolds: the journal, model I/O, the runner, the step."""
 
-from sandmle.scaffolds.search.engine import Budget, Prompter, Search, start_search
+from sandmle.scaffolds.search.engine import Budget, ModelSettings, Prompter, Search, start_search
 from sandmle.scaffolds.search.journal import Journal
 from sandmle.scaffolds.search.responses import Proposal, Review, parse_proposal, parse_review
 from sandmle.scaffolds.search.runner import RunResult, publish, run_script
@@ -8,6 +8,7 @@ from sandmle.scaffolds.search.runner import RunResult, publish, run_script
 __all__ = [
     "Budget",
     "Journal",
+    "ModelSettings",
     "Prompter",
     "Proposal",
     "Review",

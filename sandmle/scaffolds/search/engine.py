@@ -1,8 +1,10 @@
 """One step of any tree search: prompt, parse, run, analyze, record.
 
-Policies (AIDE's greedy rule, AIRA's MCTS and evolution) decide which operator to apply
-to which parents; ``Search.expand`` does the rest and never raises on the model's mistakes:
-no code, a crashing or endless script, or a bad review all give a buggy node.
+Policies (AIDE's greedy rule, AIRA's MCTS and evolution) decide which operator to apply to
+which parents; ``Search.expand`` does the rest and never raises on the model's or the tools'
+mistakes: every failure (a failed or cut-off call, no code, a crashing or endless script, an
+unusable review, a metric the run never printed) gives a buggy node that says why in
+``extra["failure"]``, and the search goes on while steps and time remain.
 """
 
 from __future__ import annotations
@@ -13,9 +15,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from inspect_ai.log import transcript
-from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import TaskState
-from inspect_ai.tool import ToolFunction
 from inspect_ai.util import LimitExceededError, sample_limits, span, store
 
 from sandmle.errors import SandmleError
@@ -24,9 +25,10 @@ from sandmle.harness.samples import competition_for
 from sandmle.harness.scorer import grade_sandbox_submission
 from sandmle.harness.search_tree import STORE_KEY, Operator, SearchNode
 from sandmle.scaffolds.search.journal import Journal
-from sandmle.scaffolds.search.prompts import analyze_prompt
-from sandmle.scaffolds.search.responses import Review, parse_proposal, parse_review, review_tool
-from sandmle.scaffolds.search.runner import RunResult, data_overview, publish, run_script
+from sandmle.scaffolds.search.model_io import DEFAULT_RETRIES, CallRecord, propose, review_run
+from sandmle.scaffolds.search.prompts import Environment, Paths, PromptParts, analyze_prompt
+from sandmle.scaffolds.search.responses import Review, printed_metric
+from sandmle.scaffolds.search.runner import Probe, RunResult, probe, publish, run_script
 
 logger = logging.getLogger(__name__)
 
@@ -34,18 +36,21 @@ RESERVE_S = 20
 """Seconds kept back from the sample's time limit for the last analysis and the copy."""
 MIN_RUN_S = 5
 """No step starts when less than this is left for its run."""
-
-
-class PrompterFactory(Protocol):
-    """Makes a sample's prompter from its task text and data overview."""
-
-    def __call__(self, task: str, data_overview: str) -> Prompter: ...
+DEFAULT_MEMORY_TOKENS = 16_000
 
 
 class Prompter(Protocol):
     """Writes the prompt for an operator applied to some parents."""
 
-    def __call__(self, operator: Operator, parents: list[SearchNode], journal: Journal) -> str: ...
+    def __call__(
+        self, operator: Operator, parents: list[SearchNode], journal: Journal, env: Environment
+    ) -> str: ...
+
+
+class PrompterFactory(Protocol):
+    """Makes a sample's prompter from the parts every prompt shares."""
+
+    def __call__(self, parts: PromptParts) -> Prompter: ...
 
 
 @dataclass
@@ -78,6 +83,22 @@ class Budget:
 
 
 @dataclass
+class ModelSettings:
+    """How the search talks to the model."""
+
+    code: GenerateConfig = field(default_factory=GenerateConfig)
+    review: GenerateConfig = field(default_factory=GenerateConfig)
+    per_operator: dict[str, GenerateConfig] = field(default_factory=dict)
+    """Operators sampled differently from ``code`` (AIRA's evolutionary crossover)."""
+    retries: int = DEFAULT_RETRIES
+    """Tries per call before the node is recorded as failed."""
+    memory_tokens: int = DEFAULT_MEMORY_TOKENS
+    """Budget of a prompt's memory section; halved after each reply cut for length."""
+    submit_fallback: bool = False
+    """With no good node, hand in the latest usable submission (the references hand in none)."""
+
+
+@dataclass
 class Search:
     """The state of one sample's search and the step that grows it."""
 
@@ -88,8 +109,8 @@ class Search:
     scaffold: str
     competition: Competition | None = None
     """When given, each submission's format is checked (never its score)."""
-    code_config: GenerateConfig = field(default_factory=GenerateConfig)
-    review_config: GenerateConfig = field(default_factory=GenerateConfig)
+    model: ModelSettings = field(default_factory=ModelSettings)
+    probe: Probe = field(default_factory=Probe)
 
     @property
     def steps_used(self) -> int:
@@ -101,87 +122,136 @@ class Search:
         left = self.budget.remaining_s()
         return self.steps_used >= self.budget.steps or (left is not None and left < MIN_RUN_S)
 
+    def environment(self, memory_tokens: int) -> Environment:
+        return Environment(
+            steps_left=self.budget.steps - self.steps_used,
+            steps_total=self.budget.steps,
+            time_left_s=self.budget.remaining_s(),
+            hardware=self.probe.hardware,
+            packages=self.probe.packages,
+            memory_tokens=memory_tokens,
+        )
+
     async def expand(self, operator: Operator, parents: list[SearchNode]) -> SearchNode:
         """Apply ``operator`` to ``parents`` and add the resulting node to the journal."""
-        node_id = self.journal.next_id()
-        async with span(f"node {node_id}: {operator}", type="search_node"):
-            prompt = self.prompter(operator, parents, self.journal)
-            reply = await get_model().generate(
-                [ChatMessageUser(content=prompt)], config=self.code_config
-            )
-            proposal = parse_proposal(reply.completion)
-            node = SearchNode(
-                id=node_id,
-                parent=parents[0].id if parents else None,
-                parents=[p.id for p in parents],
-                operator=operator,
-                step=self.steps_used,
-                plan=proposal.plan,
-                code=proposal.code,
-                created_s=round(self.budget.elapsed_s(), 3),
-            )
-            if not proposal.code:
-                node.is_bug, node.summary = True, "The reply had no python code block; not run."
-            else:
-                await self._run_and_review(node)
+        node = SearchNode(
+            id=self.journal.next_id(),
+            parent=parents[0].id if parents else None,
+            parents=[p.id for p in parents],
+            operator=operator,
+            step=self.steps_used,
+            created_s=round(self.budget.elapsed_s(), 3),
+        )
+        async with span(f"node {node.id}: {operator}", type="search_node"):
+            try:
+                await self._develop(node, parents)
+            except LimitExceededError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a sandbox or grader failure ends the node only
+                logger.warning("node %s failed: %s", node.id, exc)
+                fail(node, "tool_error", f"The harness failed: {type(exc).__name__}: {exc}")
             self.journal.add(node)
             await publish(self.submission_node())
             self.record(node)
         return node
 
+    async def _develop(self, node: SearchNode, parents: list[SearchNode]) -> None:
+        def build(memory_tokens: int) -> str:
+            env = self.environment(memory_tokens)
+            return self.prompter(node.operator, parents, self.journal, env)
+
+        config = self.model.per_operator.get(node.operator, self.model.code)
+        result = await propose(build, self.model.memory_tokens, config, self.model.retries)
+        self.model.memory_tokens = result.memory_tokens
+        node.plan, node.code = result.proposal.plan, result.proposal.code
+        keep_calls(node, result.calls)
+        if not node.code:
+            tries = len(result.calls)
+            fail(node, result.failure or "no_code", f"No usable code after {tries} tries: "
+                 f"{result.proposal.problem or result.calls[-1].error}; not run.")  # fmt: skip
+            return
+        await self._run_and_review(node)
+
     async def _run_and_review(self, node: SearchNode) -> None:
         run = await run_script(node.id, node.code, self.budget.run_timeout())
         node.output, node.exec_time_s = run.output, run.exec_time_s
-        problem = await self._check_run(node.id, run)
+        node.extra["exit_code"] = run.exit_code
+        failure, problem = await self._check_run(node.id, run)
         if problem:
             node.output += f"\n{problem}"
         node.extra["usable_submission"] = not problem
-        review, why = await self._review(node)
-        node.extra["exit_code"] = run.exit_code
+        review, why, calls = await review_run(
+            analyze_prompt(self.task, node), self.model.review, self.model.retries
+        )
+        keep_calls(node, calls)
         if review is None:
-            node.is_bug, node.summary = True, f"No usable review: {why}."
+            fail(node, failure or "review_failed", problem or f"No usable review: {why}.")
             return
-        node.summary, node.lower_is_better = review.summary, review.lower_is_better
-        node.is_bug = review.is_bug or review.metric is None or bool(problem)
-        node.metric = None if node.is_bug else review.metric
+        self._judge(node, review, failure, problem)
 
-    async def _check_run(self, node_id: int, run: RunResult) -> str:
-        """Why the run cannot count as a solution, or "" (AIDE/AIRA's validity checks)."""
+    def _judge(self, node: SearchNode, review: Review, failure: str, problem: str) -> None:
+        node.summary, node.lower_is_better = review.summary, review.lower_is_better
+        if review.filled:
+            node.extra["review_filled"] = list(review.filled)
+        node.extra["review_source"] = review.source
+        metric, refused = printed_metric(node.output, review.metric)
+        if failure:
+            fail(node, failure, problem, keep_summary=True)
+        elif review.is_bug:
+            fail(node, "judged_buggy", "The review judged the run buggy.", keep_summary=True)
+        elif metric is None:
+            kind = "metric_unverified" if refused else "no_metric"
+            fail(node, kind, refused or "The run reported no validation metric.", True)
+        else:
+            node.is_bug, node.metric = False, metric
+            node.extra["failure"] = None
+
+    async def _check_run(self, node_id: int, run: RunResult) -> tuple[str, str]:
+        """The failure kind and why the run cannot count, or ("", "") (AIDE/AIRA's checks)."""
         if run.timed_out:
-            return "The run was killed for time."
+            return "run_timeout", "The run was killed for time."
         if run.exit_code != 0:
-            return f"The script exited with status {run.exit_code}."
+            return "run_error", f"The script exited with status {run.exit_code}."
         if not run.has_submission:
-            return "The script wrote no submission.csv."
+            return "no_submission", "The script wrote no submission.csv."
         if self.competition is None:
-            return ""
+            return "", ""
         await publish(node_id)
         report = await grade_sandbox_submission(self.competition)
         if report.valid_submission:
-            return ""
-        return f"submission.csv is not a valid submission: {report.invalid_reason}"
+            return "", ""
+        why = f"submission.csv is not a valid submission: {report.invalid_reason}"
+        return "invalid_submission", why
 
-    async def _review(self, node: SearchNode) -> tuple[Review | None, str]:
-        prompt = analyze_prompt(self.task, node)
-        try:
-            reply = await get_model().generate(
-                [ChatMessageUser(content=prompt)],
-                tools=[review_tool()],
-                tool_choice=ToolFunction(name=review_tool().name),
-                config=self.review_config,
-            )
-        except LimitExceededError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - e.g. a provider rejecting forced tool use
-            logger.warning("analyze call failed: %s", exc)
-            return None, f"the review call failed ({type(exc).__name__})"
-        return parse_review(reply)
+    async def debug_chain(
+        self, buggy: SearchNode, max_debug_depth: int, max_debug_time: float | None = None
+    ) -> tuple[list[int], SearchNode | None]:
+        """Debug ``buggy`` until fixed, out of depth, run time or budget; the chain and the fix.
+
+        As aira-dojo's ``debug_cycle``: the run times of the chain (the buggy node's first)
+        count against ``max_debug_time``.
+        """
+        chain, node = [buggy.id], buggy
+        spent = buggy.exec_time_s or 0.0
+        for _ in range(max_debug_depth):
+            if self.exhausted:
+                break
+            node = await self.expand("debug", [node])
+            chain.append(node.id)
+            if not node.is_bug and node.metric is not None:
+                return chain, node
+            spent += node.exec_time_s or 0.0
+            if max_debug_time is not None and spent >= max_debug_time:
+                break
+        return chain, None
 
     def submission_node(self) -> int | None:
-        """The node whose submission to hand in: the best, else the latest usable one."""
+        """The node whose submission to hand in: the best; with the fallback, the latest usable."""
         best = self.journal.best_node()
         if best is not None:
             return best.id
+        if not self.model.submit_fallback:
+            return None
         usable = [n for n in self.journal.nodes if n.extra.get("usable_submission")]
         return usable[-1].id if usable else None
 
@@ -190,25 +260,52 @@ class Search:
         store().set(STORE_KEY, self.journal.dump())
         if node is not None:
             transcript().info(
-                {"scaffold": self.scaffold, "node": node.model_dump()},
+                {"scaffold": self.scaffold, "failure": node.extra.get("failure"),
+                 "node": node.model_dump()},
                 source=f"{self.scaffold}/search",
-            )
+            )  # fmt: skip
 
     async def finish(self) -> SearchNode | None:
-        """Leave the best node's submission in place and log the final tree."""
+        """Leave the chosen node's submission in place and log the final tree."""
         best = self.journal.best_node()
         await publish(self.submission_node())
         self.record()
+        failures: dict[str, int] = {}
+        for node in self.journal.nodes:
+            kind = str(node.extra.get("failure") or "none")
+            failures[kind] = failures.get(kind, 0) + 1
         transcript().info(
             {
                 "scaffold": self.scaffold,
                 "best_node": None if best is None else best.id,
                 "best_metric": None if best is None else best.metric,
+                "submitted_node": self.submission_node(),
                 "nodes": len(self.journal),
+                "failures": failures,
             },
             source=f"{self.scaffold}/search",
         )
         return best
+
+
+def fail(node: SearchNode, kind: str, why: str, keep_summary: bool = False) -> None:
+    """Mark a node buggy, saying why (the summary keeps the review's words when asked)."""
+    node.is_bug, node.metric = True, None
+    node.extra["failure"], node.extra["error"] = kind, why
+    node.summary = f"{why} {node.summary}".strip() if keep_summary else why
+
+
+def keep_calls(node: SearchNode, calls: list[CallRecord]) -> None:
+    """Record the calls of a node, with its last stop reason, tokens and prompt hash."""
+    dumped = node.extra.setdefault("calls", [])
+    dumped += [c.dump() for c in calls]
+    code = [c for c in calls if c.purpose == "code"]
+    if code:
+        node.extra["stop_reason"] = code[-1].stop_reason
+        node.extra["prompt_hash"] = code[-1].prompt_hash
+    tokens = node.extra.setdefault("tokens", {"input": 0, "output": 0})
+    tokens["input"] += sum(c.input_tokens or 0 for c in calls)
+    tokens["output"] += sum(c.output_tokens or 0 for c in calls)
 
 
 def sample_competition(state: TaskState) -> Competition | None:
@@ -225,21 +322,22 @@ async def start_search(
     scaffold: str,
     prompter: PrompterFactory,
     budget: Budget,
+    model: ModelSettings,
     validate: bool = True,
-    code_config: GenerateConfig | None = None,
-    review_config: GenerateConfig | None = None,
 ) -> Search:
     """A fresh search for this sample, in the task's metric direction when it is known."""
     competition = sample_competition(state)
     direction = None if competition is None else metric_direction(competition.config)
-    overview = await data_overview()
+    paths = Paths.from_task(state.input_text)
+    found = await probe(paths.data_dir)
+    parts = PromptParts(state.input_text, found.preview, budget.exec_timeout, paths)
     return Search(
         task=state.input_text,
         journal=Journal(lower_is_better=direction),
-        prompter=prompter(state.input_text, overview),
+        prompter=prompter(parts),
         budget=budget,
         scaffold=scaffold,
         competition=competition if validate else None,
-        code_config=code_config or GenerateConfig(),
-        review_config=review_config or GenerateConfig(),
+        model=model,
+        probe=found,
     )

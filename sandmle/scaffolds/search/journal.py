@@ -68,6 +68,18 @@ class Journal:
             node = self.parent_of(node)  # type: ignore[assignment] - debug nodes have parents
         return depth
 
+    def failed_chain(self, node: SearchNode) -> list[SearchNode]:
+        """The failed attempts ending at ``node``, back to its last good ancestor, oldest first.
+
+        aira-dojo's ``ancestral_memory`` for the debug operator (plans of every failed try).
+        """
+        chain: list[SearchNode] = []
+        current: SearchNode | None = node
+        while current is not None and current.is_bug:
+            chain.insert(0, current)
+            current = self.parent_of(current)
+        return chain
+
     @property
     def drafts(self) -> list[SearchNode]:
         return [n for n in self.nodes if n.parent is None]

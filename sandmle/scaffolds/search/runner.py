@@ -8,9 +8,11 @@ so a sample that is cut short is still scored on the best solution so far.
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from inspect_ai.util import OutputLimitExceededError, sandbox
 
@@ -112,10 +114,33 @@ async def publish(node_id: int | None) -> None:
     await _sh(f"cp -f {source} {SUBMISSION_PATH}")
 
 
-async def data_overview(max_chars: int = 4000) -> str:
-    """A short look at the data (files, sizes, first rows of CSVs), as AIDE's data preview."""
-    text = await _sh(
-        f"cd {DATA_DIR} && ls -la . && for f in $(ls *.csv 2>/dev/null | head -5); do "
-        'echo; echo "== $f ($(wc -l < $f) lines) =="; head -c 600 "$f" | head -n 4; done'
+@dataclass(frozen=True)
+class Probe:
+    """What the sandbox shows before the search: the data preview, hardware and packages."""
+
+    preview: str = ""
+    hardware: str = ""
+    packages: tuple[str, ...] = ()
+
+
+PROBE_SCRIPT = Path(__file__).with_name("probe_script.py")
+
+
+async def probe(data_dir: str = DATA_DIR) -> Probe:
+    """Run the probe script in the sandbox (aideml-grade data preview); empty when it fails."""
+    path = f"{NODES_DIR}/probe.py"
+    await _sh(f"mkdir -p {NODES_DIR}")
+    await sandbox().write_file(path, PROBE_SCRIPT.read_text(encoding="utf-8"))
+    try:
+        result = await sandbox().exec(["python3", path, data_dir], timeout=120)
+        found = json.loads(result.stdout.strip().splitlines()[-1]) if result.success else {}
+    except (TimeoutError, ValueError, IndexError):
+        found = {}
+    if not found.get("preview"):
+        listing = await _sh(f"ls -la {shlex.quote(data_dir)} 2>&1 | head -40")
+        found["preview"] = listing
+    return Probe(
+        preview=str(found.get("preview", "")),
+        hardware=str(found.get("hardware", "")),
+        packages=tuple(found.get("packages", ())),
     )
-    return truncate(text, max_chars // 2, max_chars // 2)
