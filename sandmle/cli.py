@@ -5,17 +5,66 @@ A ``SandmleError`` prints as one line and exits 2; anything else is a bug and ke
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from sandmle import __version__
 from sandmle.errors import SandmleError
 
+LAZY_GROUPS = {
+    "synth": ("sandmle.cli:synth_group", "Generate and check synthetic sandbox packs."),
+    "leaderboard": (
+        "sandmle.leaderboard.cli:leaderboard_app",
+        "Browse Inspect logs as a leaderboard (Streamlit), or export it as one HTML file.",
+    ),
+    "train": (
+        "sandmle.training.cli:train_app",
+        "GRPO on synthetic sandboxes, and the SFT baseline.",
+    ),
+}
+"""Sub-apps imported only when their command runs: ``sandmle --help`` costs what typer costs."""
+
+
+class LazyPlaceholder(click.Command):
+    """Stands in a help listing for a sub-app that is not imported yet."""
+
+
+class LazyGroup(TyperGroup):
+    """The root group: lists ``LAZY_GROUPS`` from their one-line help, imports one when run."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        for name, (_, short) in LAZY_GROUPS.items():
+            self.commands.setdefault(name, LazyPlaceholder(name, help=short))
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if isinstance(command, LazyPlaceholder) and name is not None:
+            command = self._load(name)
+        return name, command, rest
+
+    def _load(self, name: str) -> click.Command:
+        module, _, attr = LAZY_GROUPS[name][0].partition(":")
+        loaded = getattr(importlib.import_module(module), attr)
+        sub_app = loaded() if callable(loaded) and not isinstance(loaded, typer.Typer) else loaded
+        command = typer.main.get_command(sub_app)
+        command.name = name
+        command.help = command.help or LAZY_GROUPS[name][1]
+        self.commands[name] = command
+        return command
+
+
 app = typer.Typer(
+    cls=LazyGroup,
     name="sandmle",
     help="Train and judge MLE agents on micro-scale synthetic sandboxes, graded as MLE-bench grades.",
     no_args_is_help=True,
@@ -109,23 +158,14 @@ def eval_command(
     raise typer.Exit(0 if ok else 1)
 
 
-def _mount_subapps() -> None:
+def synth_group() -> typer.Typer:
+    """``sandmle synth``, with the MLE-bench-lite replica writer mounted as ``replicas``."""
     from sandmle.benchmarks.mle_bench_lite.replicas import replicas_command
     from sandmle.benchmarks.synthetic.cli import synth_app
 
-    synth_app.command("replicas")(replicas_command)
-
-    from sandmle.leaderboard.cli import leaderboard_app
-    from sandmle.training.cli import train_app
-
-    app.add_typer(synth_app, name="synth", help="Generate and check synthetic sandbox packs.")
-    app.add_typer(leaderboard_app, name="leaderboard")
-    app.add_typer(
-        train_app, name="train", help="GRPO on synthetic sandboxes, and the SFT baseline."
-    )
-
-
-_mount_subapps()
+    if not any(c.name == "replicas" for c in synth_app.registered_commands):
+        synth_app.command("replicas")(replicas_command)
+    return synth_app
 
 
 @app.command()

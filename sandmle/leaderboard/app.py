@@ -9,17 +9,16 @@ from __future__ import annotations
 import os
 import sys
 from datetime import date
-from pathlib import PurePath
 
 import pandas as pd
 import streamlit as st
 
 from sandmle.leaderboard import charts, tables
+from sandmle.leaderboard.drilldown import samples_tab
 from sandmle.leaderboard.logs import LoadedLogs, LogCache
-from sandmle.leaderboard.transcript import read_sample, score_report, search_tree, transcript
 
 DIRS_ENV = "SANDMLE_LEADERBOARD_DIRS"
-TABS = ["Leaderboard", "Generalization", "Benchmarks", "Training", "Sample"]
+TABS = ["Leaderboard", "Generalization", "Benchmarks", "Training", "Samples"]
 
 
 def default_log_dirs(argv: list[str], environ: dict[str, str]) -> list[str]:
@@ -81,36 +80,54 @@ def _metric(key: str) -> str:
     return st.selectbox("Metric", tables.METRICS, index=0, format_func=tables.LABELS.get, key=key)
 
 
-def _column_config() -> dict[str, object]:
-    config: dict[str, object] = {}
-    for metric in tables.METRICS:
-        fmt = "%.1f" if metric in tables.RATES else "%.3f"
-        config[metric] = st.column_config.NumberColumn(tables.LABELS[metric], format=fmt)
-        config[f"{metric}_stderr"] = st.column_config.NumberColumn("±", format=fmt)
-    config["checkpoint_step"] = st.column_config.NumberColumn("step", format="%d")
-    return config
+PINNED = ("model", "scaffold")
+METHOD = (
+    "Rates in % with a 95% Wilson interval and k/n (n = sample-epochs; clustered by "
+    "competition when a competition ran more than once). Rank = 1 + entrants of the benchmark "
+    "significantly better on any-medal (paired test on shared competitions): ties share a rank."
+)
 
 
-def leaderboard_tab(table: pd.DataFrame) -> None:
-    st.caption(
-        "Rates in % ± standard error, pooled over logs and epochs; n = sample-epochs. "
-        "Click a header to sort."
-    )
-    st.dataframe(table, hide_index=True, column_config=_column_config(), key="table")
+def _pinned_config() -> dict[str, object]:
+    return {name: st.column_config.TextColumn(name, pinned=True) for name in PINNED}
+
+
+def leaderboard_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
+    st.caption(METHOD)
+    full = st.toggle("All columns (every medal, HumanRank, logs, last run)", key="all_columns")
+    shown = tables.display_table(table) if full else tables.compact_table(table)
+    st.dataframe(shown, hide_index=True, column_config=_pinned_config(), key="table")
     st.download_button(
         "Download CSV", table.to_csv(index=False), "leaderboard.csv", "text/csv", key="csv"
     )
     st.plotly_chart(charts.benchmark_bars(table, "any_medal"), key="overview_bars")
+    comparisons_view(table, samples)
 
 
-def generalization_tab(table: pd.DataFrame) -> None:
+def comparisons_view(table: pd.DataFrame, samples: pd.DataFrame) -> None:
+    """Paired comparisons of the chosen entrants (default: the six best ranked)."""
+    st.markdown("**Paired comparisons** (any medal, on the competitions both entrants ran)")
+    entrants = list(dict.fromkeys(table["model"] + " · " + table["scaffold"]))
+    chosen = st.multiselect("Entrants", entrants, default=entrants[:6], key="compare")
+    if len(chosen) < 2:
+        st.info("Choose two or more entrants to compare.")
+        return
+    picked = samples[(samples["model"] + " · " + samples["scaffold"]).isin(chosen)]
+    st.dataframe(tables.pairwise_table(picked), hide_index=True, key="pairs")
+
+
+def generalization_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     metric = _metric("gen_metric")
     benchmarks = sorted(table["benchmark"].unique())
     benchmark = st.selectbox("Benchmark", benchmarks, key="gen_benchmark")
     one = table[table["benchmark"] == benchmark]
     st.plotly_chart(charts.scaffold_heatmap(one, metric), key="heatmap")
-    st.markdown("**Drop from each model's best scaffold** (percentage points)")
-    st.dataframe(tables.generalization_table(one, metric), hide_index=True, key="gen_table")
+    st.markdown(
+        "**Drop from each model's best scaffold** (percentage points; a best scaffold is "
+        "named only when it is significantly better than the others)"
+    )
+    gen = tables.generalization_table(one, metric, samples[samples["benchmark"] == benchmark])
+    st.dataframe(gen, hide_index=True, key="gen_table")
 
 
 def benchmarks_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
@@ -120,69 +137,58 @@ def benchmarks_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     st.plotly_chart(charts.competition_heatmap(wide, metric), key="competitions")
 
 
+TRAINING_EMPTY = (
+    "No training checkpoints among these logs. Train one with `sandmle train grpo ...`, then "
+    "evaluate its checkpoints (e.g. `sandmle eval synthetic --model vllm/<checkpoint dir>`); "
+    "the step is read from the model name or its sandmle_checkpoint.json."
+)
+
+
 def training_tab(samples: pd.DataFrame) -> None:
-    metric = _metric("train_metric")
     curves = tables.training_curve_table(samples)
-    st.plotly_chart(charts.training_curves(curves, metric), key="curves")
-    if not curves.empty:
-        st.dataframe(curves, hide_index=True, column_config=_column_config(), key="curve_table")
-
-
-def _sample_label(row: pd.Series) -> str:
-    flags = "medal" if row["any_medal"] else ("valid" if row["valid_submission"] else "invalid")
-    run = PurePath(row["log"]).stem.rsplit("_", 1)[-1][:8]  # the task id: tells logs apart
-    return (
-        f"{row['model']} · {row['scaffold']} · {row['competition_id']} · "
-        f"epoch {row['epoch']} · {flags} · {run}"
-    )
-
-
-def sample_tab(samples: pd.DataFrame) -> None:
-    if samples.empty:
-        st.info("No samples match the filters.")
+    if curves.empty:
+        st.info(TRAINING_EMPTY)
         return
-    # Labels as options (not indices) keep the choice stable when the filters change.
-    labels = {_sample_label(row): i for i, row in samples.iterrows()}
-    chosen = st.selectbox("Sample", list(labels), key="sample")
-    row = samples.loc[labels[chosen]]
-    sample = read_sample(row["log"], row["sample_id"], int(row["epoch"]))
-    st.caption(f"log: {row['log']}")
-    with st.expander("Grading report"):
-        st.json(score_report(sample))
-    nodes = search_tree(sample)
-    if nodes:
-        st.plotly_chart(charts.search_tree_figure(nodes), key="tree")
-    st.markdown(f"**Transcript** ({len(sample.messages)} messages)")
-    for view in transcript(sample):
-        with st.chat_message(view.role if view.role in ("user", "assistant") else "ai"):
-            st.markdown(f"**{view.role}**")
-            st.text(view.text or "(no text)")
-            for call in view.tool_calls:
-                st.code(call, language="json")
-            if view.tool_error:
-                st.error(view.tool_error)
+    metric = _metric("train_metric")
+    st.plotly_chart(charts.training_curves(curves, metric), key="curves")
+    st.dataframe(tables.display_table(curves), hide_index=True, key="curve_table")
 
 
-def render(loaded: LoadedLogs) -> None:
-    """Every view of the loaded logs."""
+def _skipped(loaded: LoadedLogs) -> None:
     if loaded.skipped:
         with st.expander(f"⚠ {len(loaded.skipped)} log(s) skipped"):
             for path, reason in loaded.skipped.items():
                 st.warning(f"{path}: {reason}")
+
+
+def render(loaded: LoadedLogs, log_dirs: list[str]) -> None:
+    """Every view of the loaded logs; only the open tab is computed."""
+    _skipped(loaded)
     samples = sidebar_filters(loaded.samples)
     table = tables.leaderboard_table(samples)
     st.caption(f"{len(loaded.runs)} logs · {len(table)} entries · {len(samples)} sample-epochs")
-    views = st.tabs(TABS)
-    with views[0]:
-        leaderboard_tab(table)
-    with views[1]:
-        generalization_tab(table)
-    with views[2]:
-        benchmarks_tab(table, samples)
-    with views[3]:
-        training_tab(samples)
-    with views[4]:
-        sample_tab(samples)
+    views = st.tabs(TABS, key="view", on_change="rerun", bind="query-params")
+    for view, name in zip(views, TABS, strict=True):
+        if view.open is False:
+            continue
+        with view:
+            if name == "Leaderboard":
+                leaderboard_tab(table, samples)
+            elif name == "Generalization":
+                generalization_tab(table, samples)
+            elif name == "Benchmarks":
+                benchmarks_tab(table, samples)
+            elif name == "Training":
+                training_tab(samples)
+            else:
+                samples_tab(samples, log_dirs)
+
+
+EMPTY = (
+    "No sandmle logs found under {dirs}. Run `sandmle demo --log-dir {first}` (offline, a few "
+    "minutes) or `sandmle eval synthetic --model <model> --solver react --log-dir {first}`, "
+    "then reload; or name other log dirs in the sidebar."
+)
 
 
 def main() -> None:
@@ -191,8 +197,10 @@ def main() -> None:
     dirs = sidebar_dirs()
     loaded = _log_cache().load(dirs)
     if loaded.runs.empty:
-        st.info(f"No sandmle logs found under {', '.join(dirs) or 'no dirs'}.")
-    render(loaded)
+        st.info(EMPTY.format(dirs=", ".join(dirs) or "no dirs", first=(dirs or ["logs"])[0]))
+        _skipped(loaded)
+        return
+    render(loaded, dirs)
 
 
 if __name__ == "__main__":

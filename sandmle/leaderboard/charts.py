@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from sandmle.harness.search_tree import SearchNode
 from sandmle.leaderboard.tables import LABELS, RATES
+from sandmle.leaderboard.transcript import failure_kind
 
 HEIGHT = 420
 _FONT = {"size": 13}
@@ -71,9 +72,33 @@ def competition_heatmap(wide: pd.DataFrame, metric: str = "any_medal") -> go.Fig
     return _heatmap(wide, metric, title, "competition")
 
 
+def _axis_range(metric: str) -> list[float]:
+    # A fixed range: all-zero data would otherwise get Plotly's -1..1 axis.
+    return [0.0, 105.0] if metric in RATES else [0.0, 1.05]
+
+
+def _errors(rows: pd.DataFrame, metric: str) -> dict[str, object]:
+    """Asymmetric error bars from the table's interval columns."""
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": (rows[f"{metric}_high"] - rows[metric]).fillna(0).tolist(),
+        "arrayminus": (rows[metric] - rows[f"{metric}_low"]).fillna(0).tolist(),
+        "visible": True,
+    }
+
+
+def _value_text(values: pd.Series, metric: str) -> list[str]:
+    digits = 0 if metric in RATES else 3
+    return ["–" if pd.isna(v) else f"{v:.{digits}f}" for v in values]
+
+
 def benchmark_bars(table: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
-    """Grouped bars: one group per benchmark, one bar per model · scaffold, ± stderr."""
-    title = f"{LABELS[metric]} by benchmark"
+    """Grouped bars: one group per benchmark, one bar per model · scaffold, with 95% intervals.
+
+    Each bar carries its value as text, so a bar of 0 still shows where it is.
+    """
+    title = f"{LABELS[metric]} by benchmark (95% interval)"
     if table.empty:
         return empty_figure(title)
     fig = go.Figure()
@@ -83,18 +108,29 @@ def benchmark_bars(table: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
                 name=f"{model} · {scaffold}",
                 x=rows["benchmark"],
                 y=rows[metric],
-                error_y={"type": "data", "array": rows[f"{metric}_stderr"], "visible": True},
-                hovertemplate="%{x}: %{y:.3g} ± %{error_y.array:.2g}<extra>%{fullData.name}</extra>",
+                text=_value_text(rows[metric], metric),
+                textposition="outside",
+                cliponaxis=False,
+                error_y=_errors(rows, metric),
+                hovertemplate="%{x}: %{y:.3g}<extra>%{fullData.name}</extra>",
             )
         )
-    return _layout(fig, title, barmode="group", yaxis_title=LABELS[metric], legend_title="entrant")
+    return _layout(
+        fig,
+        title,
+        barmode="group",
+        yaxis={"title": LABELS[metric], "range": _axis_range(metric)},
+        legend_title="entrant",
+    )
 
 
 def training_curves(curves: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
     """Metric against training step, one line per training run x scaffold x benchmark."""
     title = f"{LABELS[metric]} over training"
     if curves.empty:
-        return empty_figure(title, "no checkpoints with a training step")
+        return empty_figure(
+            title, "no checkpoints with a training step: run `sandmle train`, then evaluate them"
+        )
     fig = go.Figure()
     keys = ["checkpoint_run", "scaffold", "benchmark"]
     for (run, scaffold, benchmark), rows in curves.groupby(keys, sort=False):
@@ -105,10 +141,66 @@ def training_curves(curves: pd.DataFrame, metric: str = "any_medal") -> go.Figur
                 x=rows["checkpoint_step"],
                 y=rows[metric],
                 mode="lines+markers",
-                error_y={"type": "data", "array": rows[f"{metric}_stderr"], "visible": True},
+                error_y=_errors(rows, metric),
             )
         )
-    return _layout(fig, title, xaxis_title="training step", yaxis_title=LABELS[metric])
+    return _layout(
+        fig,
+        title,
+        xaxis_title="training step",
+        yaxis={"title": LABELS[metric], "range": _axis_range(metric)},
+    )
+
+
+THRESHOLD_LINES = (
+    ("median_threshold", "median", "#7f7f7f"),
+    ("bronze_threshold", "bronze", "#cd7f32"),
+    ("silver_threshold", "silver", "#8c8c8c"),
+    ("gold_threshold", "gold", "#d4af37"),
+)
+
+
+def score_strip(samples: pd.DataFrame, chosen: int | None = None) -> go.Figure:
+    """Raw scores of one competition's samples on a line, with its median and medal lines.
+
+    ``samples`` are rows of one competition; ``chosen`` (a row index) is drawn larger.
+    """
+    competition = str(samples["competition_id"].iloc[0]) if len(samples) else ""
+    title = f"{competition}: raw score against the medal lines"
+    scored = samples.dropna(subset=["score"])
+    thresholds = samples.iloc[0] if len(samples) else pd.Series(dtype=object)
+    fig = go.Figure()
+    entrant = scored["model"] + " · " + scored["scaffold"]
+    fig.add_trace(
+        go.Scatter(
+            x=scored["score"],
+            y=entrant,
+            mode="markers",
+            name="samples",
+            marker={
+                "size": [18 if i == chosen else 10 for i in scored.index],
+                "color": ["#d62728" if i == chosen else "#1f77b4" for i in scored.index],
+                "line": {"width": 1, "color": "#333"},
+            },
+            hovertemplate="%{y}: %{x:.4g}<extra></extra>",
+        )
+    )
+    for key, label, colour in THRESHOLD_LINES:
+        value = thresholds.get(key)
+        if value is not None and not pd.isna(value):
+            fig.add_vline(
+                x=float(value),
+                line={"color": colour, "width": 2, "dash": "dot" if label == "median" else "solid"},
+                annotation={"text": label, "textangle": -90, "font": {"color": colour}},
+                annotation_position="top",
+            )
+    if thresholds.get("is_lower_better"):
+        fig.update_xaxes(autorange="reversed")
+        title += " (lower is better: better is to the right)"
+    if scored.empty:
+        fig.add_annotation(text="no sample of this competition has a score", showarrow=False)
+    fig.update_yaxes(automargin=True)
+    return _layout(fig, title, height=max(220, 60 + 40 * entrant.nunique()), showlegend=False)
 
 
 def tree_layout(nodes: list[SearchNode]) -> dict[int, tuple[float, float]]:
@@ -149,7 +241,10 @@ def _edges(nodes: list[SearchNode], position: dict[int, tuple[float, float]]) ->
 
 
 def _hover(node: SearchNode) -> str:
-    metric = "buggy" if node.is_bug or node.metric is None else f"{node.metric:.4g}"
+    failure = failure_kind(node)
+    metric = f"failed: {failure}" if failure else f"{node.metric:.4g}"
+    if not failure and node.metric is None:
+        metric = "no metric"
     summary = (node.summary or node.plan)[:160].replace("\n", " ")
     return f"node {node.id} · {node.operator} · step {node.step}<br>metric: {metric}<br>{summary}"
 
@@ -163,6 +258,7 @@ def _node_trace(nodes: list[SearchNode], position: dict, **marker: object) -> go
         textposition="top center",
         hovertext=[_hover(n) for n in nodes],
         hoverinfo="text",
+        customdata=[n.id for n in nodes],
         marker={"size": 16, "line": {"width": 1, "color": "#333"}, **marker},
     )
 

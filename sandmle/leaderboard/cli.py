@@ -17,6 +17,8 @@ import click
 import typer
 from typer.core import TyperGroup
 
+from sandmle.errors import SandmleError
+
 APP_FILE = Path(__file__).with_name("app.py")
 DEFAULT_PORT = 8501
 
@@ -41,10 +43,30 @@ leaderboard_app = typer.Typer(
 
 
 def streamlit_command(log_dirs: list[Path], port: int, headless: bool = False) -> list[str]:
-    """The ``streamlit run`` command line serving the packaged app on ``log_dirs``."""
+    """The ``streamlit run`` command line serving the packaged app on ``log_dirs``.
+
+    Usage statistics are always off: the app runs on logs that may be private.
+    """
     command = [sys.executable, "-m", "streamlit", "run", str(APP_FILE)]
     command += ["--server.port", str(port), "--server.headless", str(headless).lower()]
+    command += ["--browser.gatherUsageStats", "false"]
     return [*command, "--", *(str(d) for d in log_dirs)]
+
+
+def has_terminal() -> bool:
+    """Whether a person can answer prompts (Streamlit's first-run e-mail prompt needs one)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def existing_dirs(log_dirs: list[Path]) -> list[Path]:
+    """``log_dirs`` unchanged; a one-line error naming the first that does not exist."""
+    for log_dir in log_dirs:
+        if "://" not in str(log_dir) and not log_dir.is_dir():
+            raise SandmleError(
+                f"log dir {log_dir} does not exist (make logs with `sandmle demo --log-dir "
+                f"{log_dir}` or `sandmle eval ... --log-dir {log_dir}`)"
+            )
+    return log_dirs
 
 
 @leaderboard_app.command()
@@ -54,11 +76,17 @@ def serve(
         typer.Argument(help="Dirs searched (recursively) for Inspect logs; default ./logs."),
     ] = None,
     port: Annotated[int, typer.Option(help="Port to serve on.")] = DEFAULT_PORT,
-    headless: Annotated[bool, typer.Option(help="Do not open a browser.")] = False,
+    headless: Annotated[
+        bool | None,
+        typer.Option(
+            "--headless/--browser", help="Do not open a browser (default: when not on a terminal)."
+        ),
+    ] = None,
 ) -> None:
     """Serve the leaderboard app (the default: ``sandmle leaderboard DIR``)."""
-    dirs = log_dirs or [Path(os.environ.get("INSPECT_LOG_DIR", "logs"))]
-    result = subprocess.run(streamlit_command(dirs, port, headless), check=False)
+    dirs = existing_dirs(log_dirs or [Path(os.environ.get("INSPECT_LOG_DIR", "logs"))])
+    quiet = not has_terminal() if headless is None else headless
+    result = subprocess.run(streamlit_command(dirs, port, quiet), check=False)
     raise typer.Exit(result.returncode)
 
 
@@ -72,5 +100,5 @@ def export(
     """Write the leaderboard, its table and charts, to one self-contained HTML file."""
     from sandmle.leaderboard.export import export_html
 
-    path = export_html(log_dirs, out)
+    path = export_html(existing_dirs(log_dirs), out)
     typer.echo(f"wrote {path}")

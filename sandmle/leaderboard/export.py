@@ -10,14 +10,16 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
+from sandmle.errors import SandmleError
 from sandmle.leaderboard import charts, tables
 from sandmle.leaderboard.logs import LoadedLogs, LogCache
+from sandmle.leaderboard.stats import ALPHA
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
 table { border-collapse: collapse; font-size: 0.9rem; margin: 1rem 0; }
 th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; }
-th { background: #f3f5f7; } td:nth-child(-n+3) { text-align: left; }
+th { background: #f3f5f7; } td { white-space: nowrap; } td:nth-child(-n+4) { text-align: left; }
 .note { color: #666; font-size: 0.85rem; }
 """
 
@@ -44,10 +46,14 @@ def report_figures(table: pd.DataFrame, samples: pd.DataFrame) -> list[go.Figure
     return figures
 
 
-def _generalization_html(table: pd.DataFrame) -> list[str]:
+def _generalization_html(table: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
     parts = []
     for benchmark in sorted(table["benchmark"].unique()):
-        gen = tables.generalization_table(table[table["benchmark"] == benchmark], "any_medal")
+        gen = tables.generalization_table(
+            table[table["benchmark"] == benchmark],
+            "any_medal",
+            samples[samples["benchmark"] == benchmark],
+        )
         parts += [f"<h3>{html.escape(str(benchmark))}</h3>", _table_html(gen)]
     return parts
 
@@ -65,18 +71,22 @@ def report_html(loaded: LoadedLogs, log_dirs: Sequence[str | Path]) -> str:
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>sandmle leaderboard</title><style>{_STYLE}</style></head><body>",
         "<h1>sandmle leaderboard</h1>",
-        f"<p class='note'>{len(loaded.runs)} logs from {dirs}; made {stamp}. Rates in % ± "
-        "standard error, pooled over logs and epochs; n = sample-epochs.</p>",
+        f"<p class='note'>{len(loaded.runs)} logs from {dirs}; made {stamp}. Rates in % with a "
+        "95% Wilson interval and k/n sample-epochs (clustered by competition when one ran more "
+        "than once). Rank = 1 + entrants significantly better on any medal (paired test on "
+        f"shared competitions, p &lt; {ALPHA}): ties share a rank.</p>",
         f"<details><summary>{len(loaded.skipped)} log(s) skipped</summary><ul>{skipped}</ul>"
         "</details>"
         if skipped
         else "",
         "<h2>Leaderboard</h2>",
         _table_html(tables.display_table(table)),
+        "<h2>Paired comparisons (any medal)</h2>",
+        _table_html(tables.pairwise_table(loaded.samples)),
         "<h2>Charts</h2>",
         *(_figure_html(fig, i == 0) for i, fig in enumerate(figures)),
         "<h2>Drop from each model's best scaffold (any medal, points)</h2>",
-        *_generalization_html(table),
+        *_generalization_html(table, loaded.samples),
         "</body></html>",
     ]
     return "\n".join(parts)
@@ -87,6 +97,9 @@ def export_html(
 ) -> Path:
     """Write the report of every log under ``log_dirs`` to ``out``; returns its path."""
     loaded = (cache or LogCache()).load(log_dirs)
+    if loaded.runs.empty:
+        where = ", ".join(map(str, log_dirs))
+        raise SandmleError(f"no finished sandmle logs under {where}; nothing to export")
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(report_html(loaded, log_dirs), encoding="utf-8")

@@ -1,9 +1,10 @@
-"""The leaderboard's tables, pooled from the sample frame.
+"""The leaderboard's tables, pooled from the sample frame, with the intervals of ``stats``.
 
 Runs sharing model, scaffold and benchmark are pooled over all their logs and epochs: each
-sample-epoch is one observation, a rate is the mean of its 0/1 flag in percent, and its
-standard error is ``sd / sqrt(n)`` (0 for a single observation). HumanRank is averaged
-over the samples that have one.
+sample-epoch is one observation and a rate is the mean of its 0/1 flag in percent, with a
+Wilson interval clustered by competition (``stats.rate``). HumanRank is averaged over the
+samples that have one. ``rank`` is 1 + the entrants of the same benchmark significantly
+better on any-medal (paired over shared competitions), so ties share a rank.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from sandmle.harness.scorer import FLAGS
+from sandmle.leaderboard import stats
 from sandmle.leaderboard.logs import RUN_KEY
 
 RATES = FLAGS
@@ -28,37 +30,72 @@ LABELS = {
     "any_medal": "Any medal %",
     "human_rank": "HumanRank",
 }
-COUNT_COLUMNS = ["n", "logs", "competitions", "checkpoint_step", "last_run"]
+RANK_METRIC = "any_medal"
+COUNT_COLUMNS = ["n", "logs", "competitions", "epochs", "checkpoint_step", "last_run"]
 TABLE_COLUMNS = [
     *RUN_KEY,
-    *(c for m in METRICS for c in (m, f"{m}_stderr")),
+    "rank",
+    *(c for m in METRICS for c in (m, f"{m}_low", f"{m}_high", f"{m}_text")),
     *COUNT_COLUMNS,
 ]
+COMPACT = ("any_medal", "valid_submission", "above_median")
+"""The metrics of the default (compact) table."""
 
 
-def _stderr(values: pd.Series) -> float:
-    values = values.dropna()
-    return float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
-
-
-def _pooled(group: pd.DataFrame) -> dict[str, float]:
-    row: dict[str, float] = {}
-    for metric in METRICS:
-        scale = 100.0 if metric in RATES else 1.0
+def _metric_cells(group: pd.DataFrame, metric: str) -> dict[str, object]:
+    if metric in RATES:
+        r = stats.rate(group[metric].astype(float), group["competition_id"])
+        value, low, high = (100 * x for x in (r.value, r.low, r.high))
+        text = stats.format_rate(r)
+    else:
         values = group[metric].astype(float)
-        row[metric] = float(values.mean()) * scale if values.notna().any() else np.nan
-        row[f"{metric}_stderr"] = _stderr(values) * scale
+        value, low, high = stats.mean_interval(values)
+        text = stats.format_mean(value, low, high, int(values.notna().sum()))
+    return {metric: value, f"{metric}_low": low, f"{metric}_high": high, f"{metric}_text": text}
+
+
+def _pooled(group: pd.DataFrame) -> dict[str, object]:
+    row: dict[str, object] = {}
+    for metric in METRICS:
+        row |= _metric_cells(group, metric)
     row["n"] = len(group)
     row["logs"] = group["log"].nunique()
     row["competitions"] = group["competition_id"].nunique()
+    row["epochs"] = int(group.groupby("competition_id").size().max())
     steps = group["checkpoint_step"].dropna()
     row["checkpoint_step"] = steps.iloc[0] if steps.nunique() == 1 else np.nan
     row["last_run"] = group["created"].max()
     return row
 
 
+def _rank_within(samples: pd.DataFrame, keys: list[str], table: pd.DataFrame) -> pd.Series:
+    """Each row's rank among the rows of its benchmark (all rows when there is no benchmark)."""
+    scope = ["benchmark"] if "benchmark" in keys else []
+    labels = pd.Series("", index=table.index, dtype=object)
+    for _, rows in table.groupby(scope, sort=False) if scope else [(None, table)]:
+        series = {
+            i: stats.per_competition(_entrant_samples(samples, keys, table.loc[i]), RANK_METRIC)
+            for i in rows.index
+        }
+        ranked = stats.rank_labels(stats.ranks(series))
+        for i, label in ranked.items():
+            labels[i] = label
+    return labels
+
+
+def _entrant_samples(samples: pd.DataFrame, keys: list[str], row: pd.Series) -> pd.DataFrame:
+    mask = pd.Series(True, index=samples.index)
+    for key in keys:
+        mask &= samples[key].isna() if pd.isna(row[key]) else samples[key] == row[key]
+    return samples[mask]
+
+
+def _rank_number(label: str) -> int:
+    return int(label.rstrip("=")) if label else 0
+
+
 def leaderboard_table(samples: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
-    """One row per model x scaffold x benchmark (or ``by``), ranked by any-medal %."""
+    """One row per model x scaffold x benchmark (or ``by``), ranked by any-medal."""
     keys = by or RUN_KEY
     columns = [*keys, *(c for c in TABLE_COLUMNS[len(RUN_KEY) :] if c not in keys)]
     if samples.empty:
@@ -67,10 +104,42 @@ def leaderboard_table(samples: pd.DataFrame, by: list[str] | None = None) -> pd.
         {**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), **_pooled(g)}
         for key, g in samples.groupby(keys, sort=False, dropna=False)
     ]
-    table = pd.DataFrame(rows)[columns]
-    order = ["any_medal", "gold_medal", "above_median", "valid_submission"]
-    table = table.sort_values(order, ascending=False, kind="stable", na_position="last")
-    return table.reset_index(drop=True)
+    table = pd.DataFrame(rows)
+    table["rank"] = _rank_within(samples, keys, table)
+    table = table[columns].assign(_rank=table["rank"].map(_rank_number))
+    scope = ["benchmark"] if "benchmark" in keys else []
+    order = [*scope, "_rank", "any_medal", "gold_medal", "above_median", "valid_submission"]
+    ascending = [*(True for _ in scope), True, False, False, False, False]
+    table = table.sort_values(order, ascending=ascending, kind="stable", na_position="last")
+    return table.drop(columns="_rank").reset_index(drop=True)
+
+
+def pairwise_table(samples: pd.DataFrame, metric: str = RANK_METRIC) -> pd.DataFrame:
+    """Every pair of entrants (model · scaffold) of each benchmark, compared on shared competitions."""
+    columns = ["benchmark", "A", "B", "A − B", "95% interval", "p", "competitions", "verdict"]
+    rows = []
+    for benchmark, part in samples.groupby("benchmark", sort=True):
+        entrants = part.assign(entrant=part["model"] + " · " + part["scaffold"])
+        series = {
+            name: stats.per_competition(g, metric)
+            for name, g in entrants.groupby("entrant", sort=True)
+        }
+        scale = 100.0 if metric in RATES else 1.0
+        for a, b in _pairs(list(series)):
+            c = stats.compare(series[a], series[b])
+            verdict = {"A better": f"{a} better", "B better": f"{b} better"}.get(c.label, c.label)
+            interval = (
+                f"[{scale * c.low:.1f}, {scale * c.high:.1f}]"
+                if not np.isnan(c.low)
+                else f"— (< {stats.MIN_BOOTSTRAP_PAIRS} competitions)"
+            )
+            rows.append([benchmark, a, b, round(scale * c.diff, 1), interval,
+                         round(c.p_value, 3), c.pairs, verdict])  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _pairs(names: list[str]) -> list[tuple[str, str]]:
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
 
 
 def filter_samples(
@@ -94,26 +163,49 @@ def filter_samples(
     return samples[mask]
 
 
-def generalization_table(table: pd.DataFrame, metric: str = "any_medal") -> pd.DataFrame:
+def generalization_table(
+    table: pd.DataFrame, metric: str = RANK_METRIC, samples: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Each model's best scaffold, spread across scaffolds, and drop from its best per scaffold.
 
-    ``table`` is a leaderboard table of one benchmark. HumanRank is a position score (the
-    higher, the more humans beaten), so higher is better for every metric.
+    ``table`` is a leaderboard table of one benchmark. The best scaffold is named only when it
+    is significantly better than every other scaffold of that model (paired test on
+    ``samples``; without samples, only when its value is strictly the highest); otherwise the
+    cell reads ``≈ tie: ...`` with the scaffolds that share the top. HumanRank is a position
+    score (the higher, the more humans beaten), so higher is better for every metric.
     """
     if table.empty:
         return pd.DataFrame(columns=["model", "best_scaffold", "best", "worst", "spread"])
     wide = table.pivot_table(index="model", columns="scaffold", values=metric, aggfunc="mean")
+    best = {model: _best_scaffold(wide.loc[model], metric, samples, model) for model in wide.index}
     summary = pd.DataFrame(
         {
-            "best_scaffold": wide.idxmax(axis=1),
+            "best_scaffold": pd.Series(best),
             "best": wide.max(axis=1),
             "worst": wide.min(axis=1),
             "spread": wide.max(axis=1) - wide.min(axis=1),
         }
     )
     drops = wide.rsub(wide.max(axis=1), axis=0).add_prefix("drop: ")
-    result = summary.join(drops).reset_index()
+    result = summary.join(drops).rename_axis("model").reset_index()
     return result.sort_values("best", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _best_scaffold(values: pd.Series, metric: str, samples: pd.DataFrame | None, model: str) -> str:
+    values = values.dropna()
+    if samples is not None and metric != "human_rank":
+        mine = samples[samples["model"] == model]
+        series = {
+            name: stats.per_competition(mine[mine["scaffold"] == name], metric)
+            for name in values.index
+        }
+        ranked = stats.ranks(series)
+        top = sorted(name for name, r in ranked.items() if r == 1)
+    else:
+        top = sorted(values.index[values == values.max()])
+    if len(top) == 1:
+        return str(top[0])
+    return f"{stats.TIE}: {', '.join(map(str, top))}"
 
 
 def competition_table(samples: pd.DataFrame, metric: str = "any_medal") -> pd.DataFrame:
@@ -136,16 +228,30 @@ def training_curve_table(samples: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(by).reset_index(drop=True) if not table.empty else table
 
 
+def _step(value: object) -> str:
+    return "" if pd.isna(value) else str(int(value))
+
+
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The table as people read it: ``12.5 ± 3.1`` cells and readable headers."""
-    shown = table[[*RUN_KEY]].copy()
+    """The full table as people read it: ``25% [7–59] 2/8`` cells and readable headers."""
+    keys = [c for c in ("rank", *RUN_KEY, "checkpoint_run") if c in table.columns]
+    shown = table[keys].copy()
     for metric in METRICS:
-        digits = 1 if metric in RATES else 3
-        shown[LABELS[metric]] = [
-            "–" if pd.isna(v) else f"{v:.{digits}f} ± {s:.{digits}f}"
-            for v, s in zip(table[metric], table[f"{metric}_stderr"], strict=True)
-        ]
-    for column in ("n", "logs", "competitions"):
+        shown[LABELS[metric]] = table[f"{metric}_text"]
+    for column in ("n", "logs", "competitions", "epochs"):
         shown[column] = table[column]
-    shown["step"] = table["checkpoint_step"].map(lambda s: "" if pd.isna(s) else str(int(s)))
+    shown["step"] = table["checkpoint_step"].map(_step)
+    shown["last run"] = table["last_run"].map(lambda t: "" if pd.isna(t) else f"{t:%Y-%m-%d %H:%M}")
+    return shown
+
+
+def compact_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The default view: rank, model, scaffold (benchmark when several), three rates, n."""
+    keys = ["model", "scaffold"]
+    if table["benchmark"].nunique() > 1:
+        keys.append("benchmark")
+    shown = table[["rank", *keys]].copy()
+    for metric in COMPACT:
+        shown[LABELS[metric]] = table[f"{metric}_text"]
+    shown["n"] = table["n"]
     return shown

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from inspect_ai.log import EvalSample, read_eval_log_sample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
@@ -22,9 +26,26 @@ class MessageView:
 
     role: str
     text: str
-    tool_calls: list[str]
-    """Each call as ``name(arguments as JSON)``."""
+    tool_calls: list[ToolCallView]
     tool_error: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCallView:
+    """A tool call decoded for reading: its code (or arguments) and the language to colour it."""
+
+    function: str
+    body: str
+    language: str
+
+
+CODE_ARGUMENTS = {"code": "python", "cmd": "bash", "command": "bash", "script": "python"}
+"""Argument names whose value is a program, and its language."""
+INSPECT_VIEW_ENV = "SANDMLE_INSPECT_VIEW_URL"
+INSPECT_VIEW_URL = "http://127.0.0.1:7575"
+"""Where ``inspect view`` serves by default."""
+_PATH_RE = re.compile(r"(?:/[\w.@+-]+){2,}/([\w.@+-]+)")
+_EXCEPTION_RE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning))\b.*$")
 
 
 def read_sample(log: str, sample_id: str, epoch: int = 1) -> EvalSample:
@@ -41,12 +62,21 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + f"\n… ({len(text)} chars)"
 
 
+def decode_call(function: str, arguments: dict[str, Any]) -> ToolCallView:
+    """A program argument (``code``, ``cmd``) as code; anything else as indented JSON."""
+    for name, language in CODE_ARGUMENTS.items():
+        value = arguments.get(name)
+        if isinstance(value, str) and len(arguments) == 1:
+            return ToolCallView(function, value, "python" if function == "python" else language)
+    return ToolCallView(function, json.dumps(arguments, indent=2, default=str), "json")
+
+
 def message_view(message: ChatMessage) -> MessageView:
     """Text, tool calls and tool errors of a message, ready to print."""
-    calls: list[str] = []
+    calls: list[ToolCallView] = []
     if isinstance(message, ChatMessageAssistant):
         for call in message.tool_calls or []:
-            calls.append(f"{call.function}({json.dumps(call.arguments, default=str)})")
+            calls.append(decode_call(call.function, dict(call.arguments or {})))
     error = None
     role = message.role
     if isinstance(message, ChatMessageTool):
@@ -69,6 +99,60 @@ def search_tree(sample: EvalSample) -> list[SearchNode]:
         except ValidationError:
             continue
     return nodes
+
+
+def failure_kind(node: SearchNode) -> str | None:
+    """Why a buggy node failed, in a few words: its recorded error, exception or exit code."""
+    if not node.is_bug:
+        return None
+    error = getattr(node, "error", None)
+    if isinstance(error, str) and error:
+        return error.splitlines()[0]
+    if isinstance(error, dict) and error:
+        return str(error.get("kind") or error.get("message") or error)
+    exceptions = [m.group(1) for m in map(_EXCEPTION_RE.match, node.output.splitlines()) if m]
+    if exceptions:
+        return exceptions[-1]
+    code = node.extra.get("exit_code")
+    if code == 127:
+        return "exit 127: command not found"
+    if code not in (None, 0):
+        return f"exit {code}"
+    stop = getattr(node, "stop_reason", None)
+    return str(stop) if stop else (node.summary.splitlines()[0] if node.summary else "buggy")
+
+
+def strip_paths(value: Any) -> Any:
+    """Host paths (temp dirs of the grader) cut to their file name."""
+    if isinstance(value, str):
+        return _PATH_RE.sub(lambda m: m.group(1), value)
+    return value
+
+
+def report_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """The grading report as (field, value) rows for a two-column table, without host paths."""
+    rows = []
+    for key, value in report.items():
+        shown = json.dumps(value, default=str) if isinstance(value, dict | list) else value
+        rows.append((key.replace("_", " "), "" if shown is None else str(strip_paths(shown))))
+    return rows
+
+
+def inspect_view_url(log: str, sample_id: str, epoch: int, log_dirs: list[str]) -> str:
+    """The Inspect View address of a sample, for ``inspect view --log-dir <its log dir>``."""
+    base = os.environ.get(INSPECT_VIEW_ENV, INSPECT_VIEW_URL).rstrip("/")
+    path = Path(log).resolve()
+    relative = path.name
+    for log_dir in log_dirs:
+        try:
+            relative = path.relative_to(Path(log_dir).resolve()).as_posix()
+            break
+        except ValueError:
+            continue
+    return (
+        f"{base}/#/logs/{quote(relative)}/samples/sample/"
+        f"{quote(str(sample_id), safe='')}/{int(epoch)}/"
+    )
 
 
 def score_report(sample: EvalSample, scorer: str = "medal_scorer") -> dict[str, Any]:

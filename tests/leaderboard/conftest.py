@@ -31,11 +31,30 @@ MODELS = ("mockllm/model-a", "mockllm/model-b")
 CHECKPOINTS = ("mockllm/runs/grpo/checkpoint-100", "mockllm/runs/grpo/checkpoint-200")
 
 
+TRACEBACK = """Traceback (most recent call last):
+  File "/home/agent/node_1.py", line 3, in <module>
+    ids = train['id']
+KeyError: 'id'"""
+BUGGY_CODE = "import pandas as pd\ntrain = pd.read_csv('/home/data/train.csv')\nids = train['id']"
+REACT_CODE = "import pandas as pd\nprint(pd.read_csv('/home/data/train.csv').shape)"
+
+
 def tree_nodes() -> list[dict]:
     """A small search: two drafts, an improvement, a buggy debug attempt and its fix."""
     nodes = [
         SearchNode(id=0, operator="draft", step=0, metric=0.71, lower_is_better=False),
-        SearchNode(id=1, operator="draft", step=1, is_bug=True, summary="KeyError: 'id'"),
+        SearchNode(
+            id=1,
+            operator="draft",
+            step=1,
+            is_bug=True,
+            summary="The run raised an error.",
+            plan="Read the ids and predict the mean.",
+            code=BUGGY_CODE,
+            output=TRACEBACK,
+            exec_time_s=0.4,
+            extra={"exit_code": 1},
+        ),  # fmt: skip
         SearchNode(id=2, parent=0, operator="improve", step=2, metric=0.83, lower_is_better=False),
         SearchNode(id=3, parent=1, operator="debug", step=3, metric=0.65, lower_is_better=False),
         SearchNode(id=4, parent=2, operator="improve", step=4, is_bug=True, summary="OOM"),
@@ -66,6 +85,11 @@ def toy_tree_search() -> Solver:
         listing = await sandbox().exec(["ls", "/home/data"])
         state.messages.append(
             ChatMessageTool(content=listing.stdout, tool_call_id="c1", function="bash")
+        )
+        code = ToolCall(id="c2", function="python", arguments={"code": REACT_CODE})
+        state.messages.append(ChatMessageAssistant(content="Reading it.", tool_calls=[code]))
+        state.messages.append(
+            ChatMessageTool(content="(4, 2)", tool_call_id="c2", function="python")
         )
         store().set(STORE_KEY, tree_nodes())
         answers = competition_for(state.metadata).answers_path.read_text()

@@ -13,15 +13,19 @@ from streamlit.testing.v1 import AppTest
 
 from sandmle.leaderboard.app import DIRS_ENV, default_log_dirs
 from sandmle.leaderboard.cli import APP_FILE
-from sandmle.leaderboard.logs import SkippedLogWarning
+from sandmle.leaderboard.drilldown import GRID_COLUMNS, sample_key
+from sandmle.leaderboard.logs import SkippedLogWarning, load_logs
 
-from .conftest import CHECKPOINTS, MODELS
+from .conftest import BUGGY_CODE, CHECKPOINTS, MODELS, REACT_CODE, TRACEBACK
 
 
-def _app(monkeypatch: pytest.MonkeyPatch, *dirs: Path) -> AppTest:
+def _app(monkeypatch: pytest.MonkeyPatch, *dirs: Path, **params: str) -> AppTest:
     # Streamlit hands the app the arguments after ``--`` as sys.argv[1:].
     monkeypatch.setattr(sys, "argv", [str(APP_FILE), *map(str, dirs)])
-    app = AppTest.from_file(str(APP_FILE), default_timeout=60).run()
+    app = AppTest.from_file(str(APP_FILE), default_timeout=60)
+    for key, value in params.items():
+        app.query_params[key] = value
+    app.run()
     assert not app.exception, app.exception
     return app
 
@@ -44,25 +48,44 @@ def test_log_dirs_come_from_args_then_env() -> None:
     assert default_log_dirs([], {}) == ["logs"]
 
 
-def test_table_charts_and_download(monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
+def test_compact_table_charts_and_download(monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
     app = _app(monkeypatch, log_dir)
     table = app.dataframe[0].value
-    assert set(table["model"]) == {*MODELS, *CHECKPOINTS}
-    assert table["any_medal"].is_monotonic_decreasing
-    assert [tab.label for tab in app.tabs] == [
-        "Leaderboard", "Generalization", "Benchmarks", "Training", "Sample",
+    assert list(table.columns) == [
+        "rank", "model", "scaffold", "benchmark", "Any medal %", "Valid %", "Above median %", "n",
     ]  # fmt: skip
-    charts = _charts(app)
-    assert len(charts) >= 5
-    curve = next(c for c in charts if "training" in c["layout"]["title"]["text"])
+    assert set(table["model"]) == {*MODELS, *CHECKPOINTS}
+    assert [tab.label for tab in app.tabs] == [
+        "Leaderboard", "Generalization", "Benchmarks", "Training", "Samples",
+    ]  # fmt: skip
+    bars = next(c for c in _charts(app) if "by benchmark" in c["layout"]["title"]["text"])
+    assert bars["layout"]["yaxis"]["range"] == [0.0, 105.0]
+    assert app.get("download_button")[0].proto.label == "Download CSV"
+    app.toggle(key="all_columns").set_value(True).run()
+    full = app.dataframe[0].value
+    assert {"HumanRank", "Gold %", "logs", "last run"} <= set(full.columns)
+    assert "—" in set(full["HumanRank"])
+
+
+def test_pairwise_comparisons_label_ties(monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
+    app = _app(monkeypatch, log_dir)
+    pairs = next(d.value for d in app.dataframe if "verdict" in d.value.columns)
+    assert len(pairs) > 0 and set(pairs["verdict"]) == {"≈ tie"}
+
+
+def test_lazy_tabs_render_from_the_address(monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
+    app = _app(monkeypatch, log_dir, view="Training")
+    curve = next(c for c in _charts(app) if "training" in c["layout"]["title"]["text"])
     assert _values(curve["data"][0]["x"]) == [100, 200]
     assert _values(curve["data"][0]["y"]) == [0.0, 100.0]
+    app = _app(monkeypatch, log_dir, view="Generalization")
     app.selectbox(key="gen_benchmark").select("synthetic").run()
     heatmap = next(c for c in _charts(app) if "scaffolds" in c["layout"]["title"]["text"])
     assert set(heatmap["data"][0]["x"]) == {
         "copy_answers", "copy_sample_submission", "toy_tree_search",
     }  # fmt: skip
-    assert app.get("download_button")[0].proto.label == "Download CSV"
+    gen = app.dataframe[0].value.set_index("model")
+    assert gen.loc[MODELS[0], "best_scaffold"].startswith("≈ tie")
 
 
 def test_filters_narrow_the_table(monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
@@ -71,23 +94,50 @@ def test_filters_narrow_the_table(monkeypatch: pytest.MonkeyPatch, log_dir: Path
     assert set(app.dataframe[0].value["model"]) == {MODELS[1]}
     app.multiselect(key="benchmark").set_value(["mini"]).run()
     table = app.dataframe[0].value
-    assert list(table["benchmark"]) == ["mini"] and list(table["scaffold"]) == ["copy_answers"]
+    assert list(table["scaffold"]) == ["copy_answers"] and "benchmark" not in table.columns
 
 
-def test_sample_drill_down_shows_transcript_and_tree(
+def _tree_sample_key(log_dir: Path) -> str:
+    samples = load_logs([log_dir]).samples
+    row = samples[
+        (samples["scaffold"] == "toy_tree_search") & (samples["competition_id"] == "bike-rentals")
+    ].iloc[0]
+    return sample_key(row)
+
+
+def test_sample_drill_down_explains_the_sample(
     monkeypatch: pytest.MonkeyPatch, log_dir: Path
 ) -> None:
-    app = _app(monkeypatch, log_dir)
-    picker = app.selectbox(key="sample")
-    index = next(i for i, o in enumerate(picker.options) if "toy_tree_search · bike" in o)
-    picker.select_index(index).run()
-    assert not app.exception
-    assert any('"cmd": "ls /home/data"' in code.value for code in app.code)
+    app = _app(monkeypatch, log_dir, view="Samples", sample=_tree_sample_key(log_dir))
+    grid = app.dataframe[0].value
+    assert list(grid.columns) == GRID_COLUMNS and len(grid) == 14
+    codes = {code.value: code.language for code in app.code}
+    assert codes.get("ls /home/data") == "bash" and codes.get(REACT_CODE) == "python"
     assert any("train.csv" in text.value for text in app.text)  # the tool's output
     tree = next(c for c in _charts(app) if c["layout"]["title"]["text"] == "search tree")
     buggy = next(t for t in tree["data"] if t.get("name") == "buggy")
     assert buggy["marker"]["symbol"] == "x" and buggy["text"] == ["1", "4"]
-    assert app.json[0].value and json.loads(app.json[0].value)["competition_id"] == "bike-rentals"
+    strip = next(c for c in _charts(app) if "medal lines" in c["layout"]["title"]["text"])
+    assert {a["text"] for a in strip["layout"]["annotations"]} >= {"bronze", "silver", "gold"}
+    report = app.table[0].value
+    assert (
+        "bike-rentals" in set(report["value"]) and not report["value"].str.contains("/tmp/").any()
+    )
+    app.selectbox(key="node").select(1).run()
+    codes = {code.value for code in app.code}
+    assert BUGGY_CODE in codes and TRACEBACK in codes
+    assert any(m.value == "KeyError" for m in app.metric)  # the failure kind, in a word
+    link = next(b for b in app.get("link_button") if "Inspect View" in b.proto.label)
+    assert "/samples/sample/" in link.proto.url
+
+
+def test_sample_grid_filters(monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
+    app = _app(monkeypatch, log_dir, view="Samples")
+    app.text_input(key="sample_find").input("bike").run()
+    grid = app.dataframe[0].value
+    assert len(grid) > 0 and set(grid["competition"]) == {"bike-rentals"}
+    app.multiselect(key="sample_status").set_value(["medal"]).run()
+    assert set(app.dataframe[0].value["status"]) == {"medal"}
 
 
 def test_app_renders_with_broken_logs_and_empty_dirs(
@@ -101,5 +151,5 @@ def test_app_renders_with_broken_logs_and_empty_dirs(
     empty = tmp_path / "empty"
     empty.mkdir()
     app = _app(monkeypatch, empty)
-    assert any("No sandmle logs" in i.value for i in app.info)
-    assert app.dataframe[0].value.empty
+    assert any("No sandmle logs" in i.value and "sandmle demo" in i.value for i in app.info)
+    assert not app.dataframe

@@ -35,3 +35,38 @@ def test_empty_frames_give_labelled_blank_figures() -> None:
     for fig in (charts.scaffold_heatmap(table), charts.benchmark_bars(table)):
         assert fig.layout.annotations[0].text == "no runs match the filters"
     assert "no search tree" in charts.search_tree_figure([]).layout.annotations[0].text
+
+
+def _table(values: list[float]) -> pd.DataFrame:
+    rows = [
+        {"model": "m", "scaffold": f"s{i}", "benchmark": "b", "any_medal": v,
+         "any_medal_low": 0.0, "any_medal_high": 49.0}
+        for i, v in enumerate(values)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_bars_of_all_zero_and_all_one_data_stay_readable() -> None:
+    for values in ([0.0, 0.0], [100.0, 100.0]):
+        fig = charts.benchmark_bars(_table(values), "any_medal")
+        assert list(fig.layout.yaxis.range) == [0.0, 105.0]  # never Plotly's -1..1
+        assert [bar.text[0] for bar in fig.data] == [f"{v:.0f}" for v in values]
+        assert fig.data[0].error_y.arrayminus[0] == values[0]  # down to the interval's 0
+
+
+def test_score_strip_draws_the_medal_lines() -> None:
+    samples = pd.DataFrame(
+        {
+            "model": ["m", "m"], "scaffold": ["a", "b"], "competition_id": "c",
+            "score": [0.8, 0.97], "median_threshold": 0.75, "bronze_threshold": 0.85,
+            "silver_threshold": 0.9, "gold_threshold": 0.95, "is_lower_better": False,
+        }
+    )  # fmt: skip
+    fig = charts.score_strip(samples, chosen=1)
+    lines = {shape.x0: shape.line.color for shape in fig.layout.shapes}
+    assert sorted(lines) == [0.75, 0.85, 0.9, 0.95]
+    labels = {a.text for a in fig.layout.annotations}
+    assert labels == {"median", "bronze", "silver", "gold"}
+    assert list(fig.data[0].marker.size) == [10, 18]  # the chosen sample stands out
+    lower = charts.score_strip(samples.assign(is_lower_better=True))
+    assert lower.layout.xaxis.autorange == "reversed"

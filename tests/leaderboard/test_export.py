@@ -8,6 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from sandmle.errors import SandmleError
 from sandmle.leaderboard import cli
 from sandmle.leaderboard.export import export_html
 
@@ -20,7 +21,8 @@ def test_export_is_one_self_contained_file(log_dir: Path, tmp_path: Path) -> Non
         assert model in html
     assert html.count('class="plotly-graph-div"') >= 4
     assert "<script src=" not in html  # plotly.js is inlined, not fetched
-    assert html.count("Plotly.newPlot") >= 4 and "100.0 ± 0.0" in html
+    assert html.count("Plotly.newPlot") >= 4 and "100% [21–100] 1/1" in html
+    assert "≈ tie" in html and "Paired comparisons" in html
 
 
 def _root() -> typer.Typer:
@@ -43,9 +45,12 @@ def _root() -> typer.Typer:
     ],
 )
 def test_leaderboard_serves_by_default(
-    monkeypatch: pytest.MonkeyPatch, args: list[str], dirs: list[str], port: str
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: list[str], dirs: list[str], port: str
 ) -> None:
     monkeypatch.delenv("INSPECT_LOG_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    for name in dirs:
+        (tmp_path / name).mkdir()
     calls: list[list[str]] = []
     monkeypatch.setattr(
         cli.subprocess,
@@ -66,3 +71,32 @@ def test_leaderboard_export_command(log_dir: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert MODELS[0] in out.read_text()
     assert "export" in CliRunner().invoke(_root(), ["leaderboard", "--help"]).output
+
+
+def test_export_of_a_missing_or_empty_dir_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(SandmleError, match="does not exist"):
+        CliRunner().invoke(
+            _root(), ["leaderboard", "export", str(tmp_path / "nope")], catch_exceptions=False
+        )
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SandmleError, match="no finished sandmle logs"):
+        export_html([tmp_path / "empty"], tmp_path / "r.html")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_serve_is_headless_without_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    calls: list[list[str]] = []
+    monkeypatch.setattr(
+        cli.subprocess,
+        "run",
+        lambda cmd, check: calls.append(cmd) or type("R", (), {"returncode": 0}),
+    )
+    result = CliRunner().invoke(_root(), ["leaderboard", str(tmp_path)])  # no tty under CliRunner
+    assert result.exit_code == 0, result.output
+    command = calls[0]
+    assert command[command.index("--server.headless") + 1] == "true"
+    assert command[command.index("--browser.gatherUsageStats") + 1] == "false"
+    CliRunner().invoke(_root(), ["leaderboard", str(tmp_path), "--browser"])
+    assert calls[1][calls[1].index("--server.headless") + 1] == "false"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from sandmle.leaderboard import tables
+from sandmle.leaderboard import stats, tables
 from sandmle.leaderboard.logs import load_logs
 
 from .conftest import CHECKPOINTS, MODELS
@@ -30,20 +31,33 @@ def _row(table: pd.DataFrame, **key: str) -> pd.Series:
 def test_runs_are_pooled_across_logs_and_epochs(samples: pd.DataFrame) -> None:
     table = tables.leaderboard_table(samples)
     floor = _row(table, model=MODELS[0], scaffold="copy_sample_submission", benchmark="synthetic")
-    assert (floor["n"], floor["logs"], floor["competitions"]) == (6, 2, 2)
+    assert (floor["n"], floor["logs"], floor["competitions"], floor["epochs"]) == (6, 2, 2, 3)
     assert floor["valid_submission"] == 100.0 and floor["any_medal"] == 0.0
+    # 0 of 6 sample-epochs, but only 2 competitions: the interval is that of 0/2
+    assert floor["any_medal_high"] == pytest.approx(100 * stats.wilson(0, 2)[1])
+    assert floor["any_medal_text"] == "0% [0–66] 0/6"
     perfect = _row(table, model=MODELS[0], scaffold="copy_answers", benchmark="synthetic")
-    assert perfect["gold_medal"] == 100.0 and perfect["any_medal_stderr"] == 0.0
+    assert perfect["gold_medal"] == 100.0 and perfect["any_medal_low"] < 100.0
     assert len(table) == 7  # 8 logs, two of them pooled
 
 
-def test_table_is_ranked_by_any_medal(samples: pd.DataFrame) -> None:
+def test_table_groups_ties_in_rank(samples: pd.DataFrame) -> None:
     table = tables.leaderboard_table(samples)
-    assert table["any_medal"].is_monotonic_decreasing
-    assert table.iloc[0]["any_medal"] == 100.0 and table.iloc[-1]["any_medal"] == 0.0
+    assert list(table["benchmark"]) == sorted(table["benchmark"])
+    # two competitions cannot tell 100% from 0% apart (McNemar p = 0.5): one shared rank
+    assert set(table["rank"]) == {"1="}
+    for _, part in table.groupby("benchmark"):
+        assert part["any_medal"].is_monotonic_decreasing
 
 
-def test_stderr_is_pooled_over_observations() -> None:
+def test_human_rank_without_data_is_a_dash(samples: pd.DataFrame) -> None:
+    shown = tables.display_table(tables.leaderboard_table(samples))
+    mini = shown[shown["benchmark"] == "mini"]
+    assert set(mini["HumanRank"]) == {"—"}  # plant-watering has no human leaderboard
+    assert not shown.apply(lambda col: col.astype(str).str.contains("None")).any().any()
+
+
+def test_interval_is_clustered_by_competition() -> None:
     frame = pd.DataFrame(
         {
             "model": "m", "scaffold": "s", "benchmark": "b", "log": ["l1", "l1", "l2", "l2"],
@@ -54,20 +68,34 @@ def test_stderr_is_pooled_over_observations() -> None:
         }
     )  # fmt: skip
     row = tables.leaderboard_table(frame).iloc[0]
-    assert row["any_medal"] == 75.0
-    assert row["any_medal_stderr"] == pytest.approx(100 * 0.5 / 2)  # sd 0.5 over n=4
-    assert row["human_rank"] == pytest.approx(0.6) and row["n"] == 4
+    assert row["any_medal"] == 75.0 and row["n"] == 4 and row["epochs"] == 2
+    n_eff = stats.effective_n(np.array([1.0, 0.0, 1.0, 1.0]), np.array(["c1", "c2", "c1", "c2"]))
+    assert 2.0 <= n_eff <= 4.0
+    assert row["any_medal_low"] == pytest.approx(100 * stats.wilson(0.75 * n_eff, n_eff)[0])
+    assert row["human_rank"] == pytest.approx(0.6)
 
 
-def test_generalization_reports_spread_and_drop(samples: pd.DataFrame) -> None:
+def test_generalization_names_no_best_scaffold_among_ties(samples: pd.DataFrame) -> None:
     table = tables.leaderboard_table(samples)
     synthetic = table[table["benchmark"] == "synthetic"]
-    gen = tables.generalization_table(synthetic, "any_medal").set_index("model")
-    assert gen.loc[MODELS[0], "best_scaffold"] == "copy_answers"
+    gen = tables.generalization_table(synthetic, "any_medal", samples).set_index("model")
+    # 100% against 0% on two competitions is not significant: a tie, not a winner
+    assert gen.loc[MODELS[0], "best_scaffold"] == "≈ tie: copy_answers, copy_sample_submission"
     assert gen.loc[MODELS[0], "spread"] == 100.0
     assert gen.loc[MODELS[0], "drop: copy_sample_submission"] == 100.0
     assert gen.loc[MODELS[0], "drop: copy_answers"] == 0.0
+    assert gen.loc[MODELS[1], "best_scaffold"] == "toy_tree_search"  # its only scaffold
     assert gen.loc[MODELS[1], "spread"] == 0.0
+
+
+def test_pairwise_table_labels_identical_entrants_a_tie(samples: pd.DataFrame) -> None:
+    pairs = tables.pairwise_table(samples)
+    same = pairs[
+        (pairs["A"] == f"{MODELS[0]} · copy_answers")
+        & (pairs["B"] == f"{MODELS[1]} · toy_tree_search")
+    ].iloc[0]
+    assert (same["A − B"], same["p"], same["verdict"]) == (0.0, 1.0, "≈ tie")
+    assert set(pairs["benchmark"]) == {"mini", "synthetic"}
 
 
 def test_filters_and_competition_breakdown(samples: pd.DataFrame) -> None:
@@ -87,8 +115,13 @@ def test_training_curve_has_one_point_per_step(samples: pd.DataFrame) -> None:
     assert set(curve["checkpoint_run"]) == {CHECKPOINTS[0].rsplit("/", 1)[0]}
 
 
-def test_display_table_shows_value_and_stderr(samples: pd.DataFrame) -> None:
-    shown = tables.display_table(tables.leaderboard_table(samples))
+def test_display_and_compact_tables(samples: pd.DataFrame) -> None:
+    table = tables.leaderboard_table(samples)
+    shown = tables.display_table(table)
     assert "Any medal %" in shown.columns and "HumanRank" in shown.columns
-    assert shown["Any medal %"].iloc[0] == "100.0 ± 0.0"
+    assert shown["Any medal %"].iloc[0] == "100% [21–100] 1/1"
     assert set(shown["step"]) == {"", "100", "200"}
+    compact = tables.compact_table(table)
+    assert list(compact.columns) == [
+        "rank", "model", "scaffold", "benchmark", "Any medal %", "Valid %", "Above median %", "n",
+    ]  # fmt: skip

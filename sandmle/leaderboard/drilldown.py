@@ -1,0 +1,209 @@
+"""The app's Samples view: a sortable, filterable grid, and one sample explained.
+
+The grid holds only the per-sample summaries already loaded; the chosen sample is read in
+full from its log (messages, store) when it is shown. The chosen sample is kept in the
+page's address (``?sample=<log stem>:<id>:<epoch>``), so a drill-down can be linked.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+import pandas as pd
+import streamlit as st
+
+from sandmle.harness.search_tree import SearchNode
+from sandmle.leaderboard import charts
+from sandmle.leaderboard.transcript import (
+    failure_kind,
+    inspect_view_url,
+    read_sample,
+    report_rows,
+    score_report,
+    search_tree,
+    transcript,
+)
+
+SAMPLE_PARAM = "sample"
+GRID_COLUMNS = ["model", "scaffold", "competition", "epoch", "status", "score", "medal",
+                "invalid reason", "duration s", "tokens"]  # fmt: skip
+
+
+def sample_key(row: pd.Series) -> str:
+    """The sample's address: log file stem, sample id and epoch."""
+    return f"{PurePath(row['log']).stem}:{row['sample_id']}:{int(row['epoch'])}"
+
+
+def _status(row: pd.Series) -> str:
+    if not row["scored"]:
+        return "error"
+    if row["any_medal"]:
+        return "medal"
+    return "valid" if row["valid_submission"] else "invalid"
+
+
+def _medal(row: pd.Series) -> str:
+    for flag in ("gold_medal", "silver_medal", "bronze_medal"):
+        if row[flag]:
+            return flag.removesuffix("_medal")
+    return ""
+
+
+def sample_grid(samples: pd.DataFrame) -> pd.DataFrame:
+    """One readable row per sample-epoch, indexed like ``samples``."""
+    return pd.DataFrame(
+        {
+            "model": samples["model"],
+            "scaffold": samples["scaffold"],
+            "competition": samples["competition_id"],
+            "epoch": samples["epoch"],
+            "status": samples.apply(_status, axis=1),
+            "score": samples["score"],
+            "medal": samples.apply(_medal, axis=1),
+            "invalid reason": samples["invalid_reason"].fillna(""),
+            "duration s": samples["total_time"].round(1),
+            "tokens": samples["tokens"],
+        },
+        index=samples.index,
+    )
+
+
+def filter_grid(grid: pd.DataFrame, text: str, statuses: list[str]) -> pd.DataFrame:
+    """Rows whose status is chosen and whose text columns contain ``text`` (any case)."""
+    mask = grid["status"].isin(statuses) if statuses else pd.Series(True, index=grid.index)
+    if text:
+        haystack = grid[["model", "scaffold", "competition", "invalid reason"]].agg(
+            " ".join, axis=1
+        )
+        mask &= haystack.str.contains(text, case=False, regex=False)
+    return grid[mask]
+
+
+def _grid_config() -> dict[str, object]:
+    return {
+        "model": st.column_config.TextColumn("model", pinned=True),
+        "scaffold": st.column_config.TextColumn("scaffold", pinned=True),
+        "score": st.column_config.NumberColumn("score", format="%.4g"),
+    }
+
+
+def _chosen_index(samples: pd.DataFrame, grid: pd.DataFrame, event: object) -> object | None:
+    rows = getattr(getattr(event, "selection", None), "rows", None) or []
+    if rows:
+        index = grid.index[rows[0]]
+        st.query_params[SAMPLE_PARAM] = sample_key(samples.loc[index])
+        return index
+    wanted = st.query_params.get(SAMPLE_PARAM)
+    keys = {sample_key(samples.loc[i]): i for i in grid.index}
+    if wanted in keys:
+        return keys[wanted]
+    return grid.index[0] if len(grid) else None
+
+
+def samples_tab(samples: pd.DataFrame, log_dirs: list[str]) -> None:
+    if samples.empty:
+        st.info("No samples match the filters: widen them in the sidebar.")
+        return
+    left, right = st.columns([3, 2])
+    text = left.text_input("Find (model, scaffold, competition, reason)", key="sample_find")
+    statuses = right.multiselect(
+        "Status", ["medal", "valid", "invalid", "error"], key="sample_status"
+    )
+    grid = filter_grid(sample_grid(samples), text, statuses)
+    st.caption(f"{len(grid)} of {len(samples)} sample-epochs. Click a row to explain it.")
+    event = st.dataframe(
+        grid,
+        hide_index=True,
+        column_config=_grid_config(),
+        on_select="rerun",
+        selection_mode="single-row",
+        key="sample_grid",
+        height=300,
+    )
+    index = _chosen_index(samples, grid, event)
+    if index is None:
+        st.info("No sample matches the search.")
+        return
+    explain_sample(samples, samples.loc[index], index, log_dirs)
+
+
+def explain_sample(
+    samples: pd.DataFrame, row: pd.Series, index: object, log_dirs: list[str]
+) -> None:
+    """Everything that says why one sample scored what it did."""
+    st.subheader(
+        f"{row['model']} · {row['scaffold']} · {row['competition_id']} · epoch {row['epoch']}"
+    )
+    url = inspect_view_url(row["log"], row["sample_id"], int(row["epoch"]), log_dirs)
+    st.link_button("Open in Inspect View", url, key="inspect_view")
+    log_dir = str(PurePath(row["log"]).parent)
+    st.caption(
+        f"needs `inspect view --log-dir {log_dir}` running · log: {PurePath(row['log']).name}"
+    )
+    same = samples[samples["competition_id"] == row["competition_id"]]
+    st.plotly_chart(charts.score_strip(same, chosen=index), key="score_strip")
+    sample = read_sample(row["log"], row["sample_id"], int(row["epoch"]))
+    if sample.error:
+        st.error(f"The sample errored: {sample.error.message}")
+    report = score_report(sample)
+    if report:
+        st.markdown("**Grading report**")
+        st.table(pd.DataFrame(report_rows(report), columns=["field", "value"]))
+    nodes = search_tree(sample)
+    if nodes:
+        search_tree_view(nodes)
+    st.markdown(f"**Transcript** ({len(sample.messages)} messages)")
+    for view in transcript(sample):
+        with st.chat_message(view.role if view.role in ("user", "assistant") else "ai"):
+            st.markdown(f"**{view.role}**")
+            if view.text:
+                st.text(view.text)
+            for call in view.tool_calls:
+                st.caption(f"tool call: {call.function}")
+                st.code(call.body, language=call.language, line_numbers=call.language != "json")
+            if view.tool_error:
+                st.error(view.tool_error)
+
+
+def _node_label(node: SearchNode) -> str:
+    result = failure_kind(node) or (f"metric {node.metric:.4g}" if node.metric is not None else "")
+    return f"node {node.id} · {node.operator} · {result}"
+
+
+def search_tree_view(nodes: list[SearchNode]) -> None:
+    """The tree (click a node) and the chosen node's plan, code, output and failure."""
+    event = st.plotly_chart(
+        charts.search_tree_figure(nodes),
+        key="tree",
+        on_select="rerun",
+        selection_mode="points",
+    )
+    points = getattr(getattr(event, "selection", None), "points", None) or []
+    by_id = {n.id: n for n in nodes}
+    clicked = next((p.get("customdata") for p in points if p.get("customdata") in by_id), None)
+    if clicked is not None and clicked != st.session_state.get("node_clicked"):
+        st.session_state["node"] = st.session_state["node_clicked"] = clicked  # a new click wins
+    if st.session_state.get("node") not in by_id:
+        st.session_state.pop("node", None)  # a node of the previous sample
+    chosen = st.selectbox(
+        "Node (or click one in the tree)", list(by_id), format_func=lambda i: _node_label(by_id[i]),
+        key="node",
+    )  # fmt: skip
+    node_detail(by_id[chosen])
+
+
+def node_detail(node: SearchNode) -> None:
+    cells = st.columns(5)
+    cells[0].metric("operator", node.operator)
+    cells[1].metric("step", node.step)
+    cells[2].metric("metric", "—" if node.metric is None else f"{node.metric:.4g}")
+    cells[3].metric("run time", "—" if node.exec_time_s is None else f"{node.exec_time_s:.1f} s")
+    cells[4].metric("result", failure_kind(node) or "ok")
+    if node.plan:
+        st.markdown(f"**Plan**\n\n{node.plan}")
+    if node.summary:
+        st.markdown(f"**Review:** {node.summary}")
+    st.markdown("**Code**")
+    st.code(node.code or "(no code)", language="python", line_numbers=bool(node.code))
+    st.markdown("**Terminal output**")
+    st.code(node.output or "(no output)", language=None)
