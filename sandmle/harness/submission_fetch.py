@@ -24,6 +24,7 @@ from sandmle.harness.submission import DEFAULT_MAX_BYTES
 
 SUBMISSION_NAME = "submission.csv"
 _CHUNK = 1024 * 1024
+_NO_TAR = "no tar stream"
 
 
 async def fetch_submission(
@@ -76,13 +77,14 @@ def copy_host_file(directory: Path, dest: Path, max_bytes: int) -> str | None:
         return f"could not open {SUBMISSION_NAME}: {exc.strerror}"
     finally:
         os.close(dir_fd)
-    with os.fdopen(fd, "rb") as source:
-        info = os.fstat(source.fileno())
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
         if stat.S_ISDIR(info.st_mode):
             dest.mkdir()
             return None
-        if not stat.S_ISREG(info.st_mode):
-            return f"{SUBMISSION_NAME} is not a regular file"
+        return f"{SUBMISSION_NAME} is not a regular file"
+    with os.fdopen(fd, "rb") as source:
         if info.st_size > max_bytes:
             return _too_large(info.st_size, max_bytes)
         return _copy_capped(source, dest, max_bytes)
@@ -94,13 +96,13 @@ def copy_tar_stream(argv: list[str], dest: Path, max_bytes: int) -> str | None:
         assert proc.stdout is not None and proc.stderr is not None
         try:
             problem = _copy_first_member(proc.stdout, dest, max_bytes)
-        except tarfile.ReadError:
-            problem = "stream"  # no tar at all: the reason is on stderr
-        proc.stdout.close()
+        except tarfile.ReadError:  # no tar, or a cut one: the reason is on stderr
+            problem = _NO_TAR
+        if problem != _NO_TAR:
+            proc.kill()  # we have the one member we wanted (or know why not)
+            return problem
         error = proc.stderr.read().decode(errors="replace").strip()
         returncode = proc.wait()
-    if returncode == 0 and problem != "stream":
-        return problem
     if "no such file" in error.lower() or "could not find the file" in error.lower():
         return None
     last = error.splitlines()[-1] if error else f"exit status {returncode}"
@@ -111,7 +113,7 @@ def _copy_first_member(stream: object, dest: Path, max_bytes: int) -> str | None
     with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
         member = tar.next()
         if member is None:
-            return "stream"
+            return _NO_TAR
         if member.isdir():
             dest.mkdir()
             return None
