@@ -113,9 +113,13 @@ def test_agrees_with_scikit_learn_on_random_inputs(name: str) -> None:
 def test_multiclass_log_loss_uses_the_c_library_log_bit_for_bit() -> None:
     # scikit-learn 1.5 takes logs through scipy's xlogy (C library); numpy's log differs at
     # the last bit for a few inputs, which can flip a 5-decimal rounding tie.
-    rng = np.random.default_rng(1)
-    p = next(x for x in rng.random(10_000) if np.log(x) != math.log(x))
-    assert score("multiclass_log_loss", [[1, 0]], [[p, 1 - p]]) == -math.log(p)
+    # Where numpy's log is the C library's (some CPUs and builds), no input tells them apart.
+    draws = np.random.default_rng(1).random(10_000)
+    differing = [x for x in draws if np.log(x) != math.log(x)]
+    if not differing:
+        pytest.skip("numpy's log equals the C library's on every draw on this machine")
+    for p in differing[:20]:
+        assert score("multiclass_log_loss", [[1, 0]], [[p, 1 - p]]) == -math.log(p)
 
 
 # ---- values pinned by the grading spec ----
