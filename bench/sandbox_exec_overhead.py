@@ -1,4 +1,8 @@
-"""What the bwrap sandbox costs per exec: median wall time vs a bare subprocess, as JSON.
+"""What the bwrap sandbox costs: per exec and per sample setup/teardown, vs a bare subprocess.
+
+Bare and sandboxed runs alternate in one loop, so machine load hits both alike; medians
+in ms, as JSON. The sandbox is the full one this host supports (cgroup, tmpfs quota,
+seccomp; see "isolation" in the output). The agent's Python is the sandbox's default.
 
 Usage: python bench/sandbox_exec_overhead.py [--runs 50]
 """
@@ -8,39 +12,61 @@ import asyncio
 import json
 import statistics
 import subprocess
-import sys
+import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from sandmle.harness.sandbox import BwrapConfig, BwrapSandboxEnvironment
-
-COMMANDS = {"true": ["true"], "python_pass": [sys.executable, "-c", "pass"]}
+from sandmle.harness.sandbox._isolation import host_isolation
 
 
 def _median_ms(samples: list[float]) -> float:
     return round(statistics.median(samples) * 1000, 2)
 
 
-def bare_ms(cmd: list[str], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return _median_ms(times)
+def _commands(python: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """name: (bare argv, sandboxed argv) running the same program."""
+    return {
+        "true": (["true"], ["true"]),
+        "python_pass": ([str(python), "-c", "pass"], ["python", "-c", "pass"]),
+    }
 
 
-async def _timed(action: Callable[[], Awaitable[object]], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        await action()
-        times.append(time.perf_counter() - start)
-    return _median_ms(times)
+def _bare(argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True)
+    return time.perf_counter() - start
 
 
-async def sandbox_ms(runs: int) -> dict[str, object]:
-    config = BwrapConfig()
+async def exec_overhead(config: BwrapConfig, runs: int) -> dict[str, object]:
+    envs = await BwrapSandboxEnvironment.sample_init("bench", config, {})
+    sandbox = envs["default"]
+    report: dict[str, object] = {}
+    try:
+        for name, (bare_argv, boxed_argv) in _commands(config.python).items():
+            bare, boxed = [], []
+            await sandbox.exec(boxed_argv)  # warm the page cache for both
+            for _ in range(runs):
+                bare.append(await asyncio.to_thread(_bare, bare_argv))
+                start = time.perf_counter()
+                result = await sandbox.exec(boxed_argv)
+                boxed.append(time.perf_counter() - start)
+                assert result.success, result.stderr
+            overheads = [b - a for a, b in zip(bare, boxed, strict=True)]
+            report[name] = {
+                "bare_ms": _median_ms(bare),
+                "sandbox_ms": _median_ms(boxed),
+                "overhead_ms": _median_ms(overheads),
+            }
+    finally:
+        await BwrapSandboxEnvironment.sample_cleanup("bench", config, envs, False)
+    return report
+
+
+async def sample_setup(config: BwrapConfig, runs: int) -> dict[str, float]:
+    await BwrapSandboxEnvironment.sample_cleanup(  # the first layout probe is not per sample
+        "bench", config, await BwrapSandboxEnvironment.sample_init("bench", config, {}), False
+    )
     setups, teardowns = [], []
     for _ in range(runs):
         start = time.perf_counter()
@@ -49,34 +75,30 @@ async def sandbox_ms(runs: int) -> dict[str, object]:
         start = time.perf_counter()
         await BwrapSandboxEnvironment.sample_cleanup("bench", config, envs, False)
         teardowns.append(time.perf_counter() - start)
-    envs = await BwrapSandboxEnvironment.sample_init("bench", config, {})
-    sandbox = envs["default"]
-    try:
-        execs = {
-            name: await _timed(lambda cmd=cmd: sandbox.exec(cmd), runs)
-            for name, cmd in COMMANDS.items()
-        }
-    finally:
-        await BwrapSandboxEnvironment.sample_cleanup("bench", config, envs, False)
-    return {"exec": execs, "setup_ms": _median_ms(setups), "teardown_ms": _median_ms(teardowns)}
+    return {"setup_ms": _median_ms(setups), "teardown_ms": _median_ms(teardowns)}
+
+
+async def preflight_ms(config: BwrapConfig) -> float:
+    BwrapSandboxEnvironment._preflown.clear()
+    start = time.perf_counter()
+    await BwrapSandboxEnvironment.preflight(config)
+    return round((time.perf_counter() - start) * 1000, 1)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=50)
     runs = parser.parse_args().runs
-    sandboxed = asyncio.run(sandbox_ms(runs))
-    report: dict[str, object] = {"runs": runs}
-    for name, cmd in COMMANDS.items():
-        bare, boxed = bare_ms(cmd, runs), sandboxed["exec"][name]  # type: ignore[index]
-        report[name] = {
-            "bare_ms": bare,
-            "bwrap_ms": boxed,
-            "overhead_ms": round(boxed - bare, 2),
-            "ratio": round(boxed / bare, 2),
+    with tempfile.TemporaryDirectory(prefix="sandmle-bench-") as base:
+        config = BwrapConfig(base_dir=Path(base))
+        report: dict[str, object] = {
+            "runs": runs,
+            "python": str(config.python),
+            "isolation": host_isolation().as_metadata(),
+            "exec": asyncio.run(exec_overhead(config, runs)),
+            "sample": asyncio.run(sample_setup(config, runs)),
+            "preflight_ms_once_per_task": asyncio.run(preflight_ms(config)),
         }
-    report["sample_setup_ms"] = sandboxed["setup_ms"]
-    report["sample_teardown_ms"] = sandboxed["teardown_ms"]
     print(json.dumps(report, indent=2))
 
 

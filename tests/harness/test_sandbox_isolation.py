@@ -386,9 +386,19 @@ def test_host_paths_are_hidden(config: BwrapConfig) -> None:
 # --- preflight ------------------------------------------------------------------------
 
 
-def test_preflight_passes_for_the_default_python(config: BwrapConfig) -> None:
+def test_preflight_passes_for_the_default_python(
+    config: BwrapConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    BwrapSandboxEnvironment._preflown.clear()
     asyncio.run(BwrapSandboxEnvironment.task_init("test", config))
-    assert config in BwrapSandboxEnvironment._preflown
+    assert BwrapSandboxEnvironment._preflown  # passed, and remembered
+
+    async def no_second_sample(*args: Any) -> None:
+        raise AssertionError("the preflight ran twice")
+
+    monkeypatch.setattr(BwrapSandboxEnvironment, "sample_init", no_second_sample)
+    other_task = config.model_copy(update={"public_dir": None, "base_dir": config.base_dir})
+    asyncio.run(BwrapSandboxEnvironment.task_init("other", other_task))
 
 
 def test_preflight_stops_a_python_without_the_stack(tmp_path: Path) -> None:

@@ -180,13 +180,18 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
+def _preflight_key(config: BwrapConfig) -> tuple:
+    """What the preflight checks depend on (not the data or base dirs, which vary per task)."""
+    return (config.python, config.required_modules, config.limits, config.ro_binds)
+
+
 @sandboxenv(name="bwrap")
 class BwrapSandboxEnvironment(SandboxEnvironment):
     """One sample's bubblewrap sandbox."""
 
     _live: set[Path] = set()  # sample roots this process made and has not removed
     _cgroups: dict[Path, SampleCgroup] = {}  # their cgroups, by root
-    _preflown: set[BwrapConfig] = set()  # configs whose preflight passed in this process
+    _preflown: set[tuple] = set()  # `_preflight_key`s whose preflight passed in this process
 
     def __init__(
         self,
@@ -230,7 +235,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         Raises:
           SandboxPreflightError: one line naming what failed and the fix.
         """
-        if config in cls._preflown:
+        key = _preflight_key(config)
+        if key in cls._preflown:
             return
         envs = await cls.sample_init("preflight", config, {})
         sandbox = envs["default"].as_type(cls)
@@ -245,7 +251,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             sandbox.check_limits()
         finally:
             await cls.sample_cleanup("preflight", config, envs, False)
-        cls._preflown.add(config)
+        cls._preflown.add(key)
 
     def check_limits(self) -> None:
         """Raise `SandboxPreflightError` unless the sample's cgroup and quota are in force."""
