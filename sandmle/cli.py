@@ -142,6 +142,8 @@ def eval_command(
     """Evaluate a model under a scaffold on a benchmark (Inspect's eval_set: resumable)."""
     from sandmle.harness.run import parse_kv, run_eval
 
+    if not any(arg.startswith("sandbox=") and arg != "sandbox=bwrap" for arg in task_arg):
+        _agent_runtime_ready()
     ok = run_eval(
         benchmark,
         model=model,
@@ -156,6 +158,13 @@ def eval_command(
     )
     typer.echo(f"logs: {log_dir}")
     raise typer.Exit(0 if ok else 1)
+
+
+def _agent_runtime_ready() -> None:
+    """Build the agent runtime on first use, so bwrap samples never run on sandmle's Python."""
+    from sandmle.harness.sandbox.runtime import prepare_agent_python
+
+    prepare_agent_python()
 
 
 def synth_group() -> typer.Typer:
@@ -181,6 +190,7 @@ def demo(
     """Evaluate the reference policies under every scaffold on the built-in pack, offline."""
     from sandmle.study.demo import run_demo
 
+    _agent_runtime_ready()
     raise typer.Exit(0 if run_demo(log_dir, full, task or None) else 1)
 
 

@@ -92,3 +92,21 @@ def test_unbuildable_runtime_names_the_fix(tmp_path: Path, monkeypatch: pytest.M
     assert "\n" not in message
     assert "installing the stack" in message and "SANDMLE_AGENT_PYTHON" in message
     assert runtime.find_runtime(["sandmle-no-such-distribution"]) is None
+
+
+def test_a_users_own_python_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(runtime.AGENT_PYTHON_ENV, str(tmp_path / "python"))
+    monkeypatch.setattr(runtime, "ensure_runtime", lambda: pytest.fail("must not build"))
+    assert runtime.prepare_agent_python() == tmp_path / "python"
+
+
+def test_cli_shows_the_runtime(built: runtime.Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from sandmle.cli import app
+
+    monkeypatch.delenv(runtime.AGENT_PYTHON_ENV, raising=False)
+    result = CliRunner().invoke(app, ["sandbox", "runtime"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1] == str(built.python)
+    assert runtime.prepare_agent_python() == built.python

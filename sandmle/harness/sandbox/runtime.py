@@ -36,6 +36,8 @@ from sandmle.errors import SandmleError
 if TYPE_CHECKING:
     from rich.console import Console
 
+AGENT_PYTHON_ENV = "SANDMLE_AGENT_PYTHON"
+"""Environment variable naming a user's own agent Python; it wins over the runtime."""
 RUNTIME_DIR_ENV = "SANDMLE_RUNTIME_DIR"
 """Environment variable naming the folder that holds built runtimes."""
 STACK = ("numpy", "pandas", "scikit-learn", "scipy", "pillow")
@@ -159,6 +161,16 @@ def ensure_runtime(
 def agent_python(extras: Sequence[str] = ()) -> Path:
     """The agent runtime's interpreter, built on first use (see :func:`ensure_runtime`)."""
     return ensure_runtime(extras).python
+
+
+def prepare_agent_python() -> Path:
+    """The agent's Python for an eval about to start: ``$SANDMLE_AGENT_PYTHON`` if set, else
+    the agent runtime, built now if it is not yet (``sandmle demo``/``eval``/``study`` call
+    this first, so the sandbox never falls back to sandmle's own interpreter)."""
+    configured = os.environ.get(AGENT_PYTHON_ENV)
+    if configured:
+        return Path(configured)
+    return ensure_runtime().python
 
 
 @contextmanager
