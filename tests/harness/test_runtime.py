@@ -1,6 +1,8 @@
 """The agent runtime: the ML stack imports, sandmle and inspect_ai do not."""
 
+import asyncio
 import importlib.metadata
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -110,3 +112,30 @@ def test_cli_shows_the_runtime(built: runtime.Runtime, monkeypatch: pytest.Monke
     assert result.exit_code == 0, result.output
     assert result.output.strip().splitlines()[-1] == str(built.python)
     assert runtime.prepare_agent_python() == built.python
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap not installed")
+def test_inside_the_bwrap_sandbox_the_stack_imports_and_sandmle_does_not(
+    built: runtime.Runtime, tmp_path: Path
+) -> None:
+    from sandmle.harness.sandbox import BwrapConfig, BwrapSandboxEnvironment
+
+    config = BwrapConfig(python=built.python, base_dir=tmp_path / "boxes")
+    probe = "import numpy, pandas, sklearn, scipy, PIL, sys; print(sys.prefix)"
+
+    async def run() -> list:
+        envs = await BwrapSandboxEnvironment.sample_init("t", config, {})
+        env = envs["default"]
+        try:
+            results = [await env.exec(["python", "-c", probe])]
+            for module in ("sandmle", "inspect_ai"):
+                results.append(await env.exec(["python", "-c", f"import {module}"]))
+            return results
+        finally:
+            await BwrapSandboxEnvironment.sample_cleanup("t", config, envs, False)
+
+    stack, *forbidden = asyncio.run(run())
+    assert stack.success, stack.stderr
+    assert not stack.stdout.startswith(str(built.root))  # mounted at a fixed path, not the host's
+    for result in forbidden:
+        assert not result.success and "ModuleNotFoundError" in result.stderr
