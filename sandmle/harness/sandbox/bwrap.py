@@ -13,7 +13,9 @@ import functools
 import os
 import posixpath
 import shutil
+import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -69,6 +71,7 @@ from ._samples import (
 )
 from ._seccomp import seccomp_program
 from .limits import SandboxLimits
+from .warm import SHIM_DIR, WARM_DIR, WarmPythonConfig, WarmServer, prepare_warm_dir, start_server
 
 AGENT_PYTHON_ENV = "SANDMLE_AGENT_PYTHON"
 """Environment variable naming the Python interpreter agents get (e.g. a venv with more ML libs)."""
@@ -109,6 +112,9 @@ class BwrapConfig(BaseModel, frozen=True):
 
     base_dir: Path | None = None
     """Where per-sample dirs are made; default `$TMPDIR/sandmle-sandboxes`."""
+
+    warm_python: WarmPythonConfig = WarmPythonConfig()
+    """A warm interpreter per sample that serves the agent's ``python`` runs (see `warm`)."""
 
     @field_validator("ro_binds")
     @classmethod
@@ -210,6 +216,10 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         layout = python_layout(config.python)
         self._python_env = dict(layout.env)
         self._path = ":".join([layout.bin_dir, "/usr/local/bin", "/usr/bin", "/bin"])
+        self.warm: WarmServer | None = None  # warm Python hook (see `warm`)
+        self._warm_python = f"{layout.bin_dir}/python"
+        if config.warm_python.enabled:
+            self._path = f"{SHIM_DIR}:{self._path}"
         self._options = sample_options(
             dirs, limits=config.limits, public_dir=public_dir, binds=self._binds(layout)
         )  # built once: each exec only adds its env and cwd
@@ -217,6 +227,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     def _binds(self, layout: PythonLayout) -> list[Bind]:
         binds = list(layout.binds) + layout.pyvenv_bind(self.dirs.etc / "pyvenv.cfg")
+        if self.config.warm_python.enabled:
+            binds.append(("--ro-bind", str(self.dirs.root / "warm"), WARM_DIR))
         return binds + [("--ro-bind", str(host), dest) for host, dest in self.config.ro_binds]
 
     @override
@@ -238,6 +250,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         key = _preflight_key(config)
         if key in cls._preflown:
             return
+        config = config.model_copy(update={"warm_python": WarmPythonConfig()})  # no server
         envs = await cls.sample_init("preflight", config, {})
         sandbox = envs["default"].as_type(cls)
         try:
@@ -294,6 +307,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 (dirs.etc / "pyvenv.cfg").write_text(layout.pyvenv_cfg)
                 os.chmod(dirs.etc / "pyvenv.cfg", 0o644)
             environment = cls(dirs, resolved, public_dir, cgroup, isolation)
+            environment._start_warm()
         except BaseException:
             await cls._remove(dirs)
             raise
@@ -321,6 +335,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         interrupted: bool,
     ) -> None:
         for environment in environments.values():
+            await anyio.to_thread.run_sync(environment.as_type(cls)._stop_warm)
             await cls._remove(environment.as_type(cls).dirs)
 
     @override
@@ -365,18 +380,11 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         if not self.dirs.work.is_dir():
             raise SandboxUnavailableError("this sample's sandbox was cleaned up")
         limits = self.config.limits
-        env = {"PATH": self._path, **BASE_ENV, **self._python_env, **(env or {})}
-        options = self._options + exec_options(cwd=posixpath.join(WORK_DIR, cwd or "."), env=env)
-        command = sandbox_command(self.dirs, limits, cmd, cgroup=self.cgroup is not None)
         oom_before = self.cgroup.oom_kills() if self.cgroup is not None else 0
-        fds = [_memfd("bwrap-args", b"".join(arg.encode() + b"\0" for arg in options))]
-        argv = [_bwrap_path(), "--args", str(fds[0])]
-        if self._seccomp is not None:
-            fds.append(_memfd("bwrap-seccomp", self._seccomp))
-            argv += ["--seccomp", str(fds[1])]
+        argv, fds = self._bwrap(cmd, posixpath.join(WORK_DIR, cwd or "."), env or {})
         try:
             outcome = await run_limited(
-                [*argv, "--", *command],
+                argv,
                 input=input.encode() if isinstance(input, str) else input,
                 timeout=timeout or limits.command_timeout_s,
                 max_output=min(limits.max_output_bytes, SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE),
@@ -400,6 +408,50 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 f"runtime with `sandmle sandbox runtime` or set {AGENT_PYTHON_ENV}"
             )
         return result
+
+    def _bwrap(self, cmd: list[str], cwd: str, env: dict[str, str]) -> tuple[list[str], list[int]]:
+        """The bwrap argv that runs `cmd` (after the cgroup launcher), and the fds it reads
+        (the caller passes them to bwrap and closes them)."""
+        env = {"PATH": self._path, **BASE_ENV, **self._python_env, **env}
+        options = self._options + exec_options(cwd=cwd, env=env)
+        command = sandbox_command(
+            self.dirs, self.config.limits, cmd, cgroup=self.cgroup is not None
+        )
+        fds = [_memfd("bwrap-args", b"".join(arg.encode() + b"\0" for arg in options))]
+        argv = [_bwrap_path(), "--args", str(fds[0])]
+        if self._seccomp is not None:
+            fds.append(_memfd("bwrap-seccomp", self._seccomp))
+            argv += ["--seccomp", str(fds[1])]
+        return [*argv, "--", *command], fds
+
+    # --- warm Python hook: one server per sample, started and stopped with it (see `warm`) ---
+
+    def _start_warm(self) -> None:
+        if not self.config.warm_python.enabled:
+            return
+        prepare_warm_dir(self.dirs.root, self._warm_python)
+        owner = self.dirs.uid if self.dirs.privileged else None
+        self.warm = start_server(
+            self._spawn, self.dirs.root, self._warm_python, self.config.warm_python, owner
+        )
+
+    def _spawn(self, cmd: list[str], pass_fds: Sequence[int], stderr: int) -> subprocess.Popen:
+        """Start `cmd` in this sample's sandbox in the background, set up as exec sets it up."""
+        argv, fds = self._bwrap(cmd, WORK_DIR, {})
+        launcher = self.cgroup.join_prefix() if self.cgroup is not None else ()
+        try:
+            return subprocess.Popen(
+                [*launcher, *argv], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=stderr, pass_fds=(*fds, *pass_fds), start_new_session=True,
+            )  # fmt: skip
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _stop_warm(self) -> None:
+        if self.warm is not None:
+            self.warm.stop()
+            self.warm = None
 
     def _disk_watch(self) -> DiskWatch | None:
         if self.isolation.disk_quota:

@@ -1,0 +1,496 @@
+"""Warm Python fork server: runs INSIDE a sample's sandbox, under the agent's interpreter.
+
+Standard library only: sandmle is not importable in the sandbox. Started once per sample (as
+any exec: same uid, cgroup, seccomp, mounts), it imports the heavy libraries, says ``ready``
+on stdout and accepts runs on a listening unix socket it inherits (fd ``--fd``). For each
+connection it forks a monitor, which checks the request and forks the run's process from
+this clean parent, so no state of one run reaches the next. The run gets the client's argv,
+cwd, environment, umask, rlimits and stdin/stdout/stderr (passed with SCM_RIGHTS), and ends as
+a fresh interpreter would: traceback, exit status, ``atexit``, flushing.
+
+Protocol (client first): request = 4-byte length + marshal((args, cwd, env, umask, rlimits))
+with fds 0-2 attached; monitor answers ``R`` (can serve) or ``C`` (run cold yourself); client
+answers ``G``; then the client may send ``S`` + signal byte at any time; the monitor ends
+with ``X`` + marshal((exited, code_or_signal)). A client that goes away kills the run.
+"""
+
+import array
+import builtins
+import ctypes
+import gc
+import importlib
+import importlib.machinery
+import io
+import marshal
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import types
+
+PR_SET_CHILD_SUBREAPER = 36
+STDIO_FDS = 3
+_HEADER = struct.Struct("!I")
+_MAX_REQUEST = 16 * 1024 * 1024
+# Variables read at interpreter start or at a library's import: a run whose value differs
+# from the server's would not behave as a fresh process, so it runs cold.
+_IMPORT_TIME_PREFIXES = (
+    "PYTHON", "OMP_", "OPENBLAS_", "MKL_", "GOTO", "BLIS_", "NUMEXPR_", "VECLIB_", "KMP_",
+    "LD_", "MALLOC_", "GLIBC_", "NPY_", "NUMPY_", "SCIPY_", "SKLEARN_", "PANDAS_", "JOBLIB_",
+    "LOKY_", "LC_", "MPL", "CUDA_", "ARROW_",
+)  # fmt: skip
+_IMPORT_TIME_NAMES = ("LANG", "LANGUAGE", "TZ", "HOME", "TMPDIR", "TEMP", "TMP")
+RLIMITS = (
+    "RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE",
+    "RLIMIT_NOFILE", "RLIMIT_STACK", "RLIMIT_DATA",
+)  # fmt: skip
+"""The limits a run takes from its client, in the client's order (see _warm_client)."""
+_SERVER_ENV = dict(os.environb)
+
+
+class Job:
+    """What a run's process executes once it has left the server's frames."""
+
+    def __init__(self, kind: str, target: str, rest: list[str]) -> None:
+        self.kind = kind  # "script", "code" or "stdin"
+        self.target = target
+        self.rest = rest
+
+
+def _import_time_key(key: bytes) -> bool:
+    name = key.decode("utf-8", "replace")
+    return name.startswith(_IMPORT_TIME_PREFIXES) or name in _IMPORT_TIME_NAMES
+
+
+def env_mismatch(env: dict[bytes, bytes]) -> str | None:
+    """The first import-time variable whose value differs from the server's, if any."""
+    for key in set(env) | set(_SERVER_ENV):
+        if _import_time_key(key) and env.get(key) != _SERVER_ENV.get(key):
+            return key.decode("utf-8", "replace")
+    return None
+
+
+def parse_args(args: list[str], stdin_is_tty: bool) -> Job | None:
+    """The run an argv asks for, or None when only a cold interpreter can serve it."""
+    if not args:
+        return None if stdin_is_tty else Job("stdin", "", [""])
+    first = args[0]
+    if first == "-c" and len(args) >= 2:
+        return Job("code", args[1], ["-c", *args[2:]])
+    if first == "-":
+        return None if stdin_is_tty else Job("stdin", "", args)
+    if first.startswith("-") or not first:
+        return None  # -m, -u, -O, ...: flags the warm parent was not started with
+    return Job("script", first, args)
+
+
+def _rlimits_fit(wanted: list[tuple[int, int]]) -> bool:
+    import resource
+
+    inf = resource.RLIM_INFINITY
+    for name, (soft, hard) in zip(RLIMITS, wanted, strict=True):
+        _, our_hard = resource.getrlimit(getattr(resource, name))
+        if our_hard != inf and (hard == inf or hard > our_hard or soft == inf or soft > our_hard):
+            return False
+    return True
+
+
+def _check(request: tuple, stdin_fd: int) -> tuple[Job | None, str]:
+    args, cwd, env, _umask, rlimits, _ignored = request
+    job = parse_args([os.fsdecode(a) for a in args], os.isatty(stdin_fd))
+    if job is None:
+        return None, "arguments"
+    if (key := env_mismatch(env)) is not None:
+        return None, f"environment {key}"
+    cwd = os.fsdecode(cwd)
+    if not os.path.isdir(cwd):
+        return None, "cwd"
+    if not _rlimits_fit(rlimits):
+        return None, "rlimits"
+    if job.kind == "script" and not os.path.isfile(os.path.join(cwd, job.target)):
+        return None, "script"  # a missing file, a dir or zip app: the cold error/behaviour
+    return job, ""
+
+
+def _recv_request(conn: socket.socket) -> tuple[tuple, list[int]]:
+    fds = array.array("i")
+    data, ancdata, _, _ = conn.recvmsg(65536, socket.CMSG_LEN(STDIO_FDS * fds.itemsize))
+    for level, kind, payload in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    if len(data) < _HEADER.size or len(fds) != STDIO_FDS:
+        raise ConnectionError("bad request")
+    (size,) = _HEADER.unpack_from(data)
+    if size > _MAX_REQUEST:
+        raise ConnectionError("request too large")
+    body = bytearray(data[_HEADER.size :])
+    while len(body) < size:
+        chunk = conn.recv(size - len(body))
+        if not chunk:
+            raise ConnectionError("client went away")
+        body += chunk
+    return marshal.loads(bytes(body)), list(fds)
+
+
+def _log(line: str) -> None:
+    """One line per connection to the server's stderr (a host-side log the tests read)."""
+    try:
+        os.write(2, f"{line}\n".encode())
+    except OSError:
+        pass
+
+
+def _descendants_kill(run_pid: int) -> None:
+    """SIGKILL the run's group and every process left to us (we are their subreaper)."""
+    try:
+        os.killpg(run_pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    while True:
+        children = _children()
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _children() -> list[int]:
+    me = os.getpid()
+    found = []
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as handle:
+            found = [int(p) for p in handle.read().split()]
+    except OSError:
+        pass
+    return found
+
+
+def _monitor(conn: socket.socket, listener: socket.socket, libc: ctypes.CDLL) -> Job | None:
+    """In the monitor process: serve one connection. Returns a Job only in the run's process."""
+    listener.close()
+    try:
+        conn.settimeout(30)
+        request, fds = _recv_request(conn)
+        job, reason = _check(request, fds[0])
+        _log(f"cold: {reason}" if job is None else f"warm: {job.kind}")
+        if job is None:
+            conn.sendall(b"C" + reason.encode())
+            os._exit(0)
+        conn.sendall(b"R")
+        if conn.recv(1) != b"G":
+            os._exit(0)  # the client gave up waiting and ran cold
+    except (OSError, ValueError, EOFError, TypeError):
+        os._exit(1)
+    conn.settimeout(None)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        _become_run(request, fds)
+        return job
+    for fd in fds:
+        os.close(fd)
+    _relay(conn, pid)
+    os._exit(0)
+
+
+def _relay(conn: socket.socket, pid: int) -> None:
+    """Forward the client's signals to the run; report its end; kill it if the client goes."""
+    pidfd = os.pidfd_open(pid)
+    while True:
+        ready, _, _ = select.select([conn, pidfd], [], [])
+        if pidfd in ready:
+            _, status = os.waitpid(pid, 0)
+            _descendants_kill(pid)
+            if os.WIFSIGNALED(status):
+                result = (False, os.WTERMSIG(status))
+            else:
+                result = (True, os.waitstatus_to_exitcode(status))
+            try:
+                conn.sendall(b"X" + marshal.dumps(result))
+            except OSError:
+                pass
+            return
+        try:
+            message = conn.recv(2)
+        except OSError:
+            message = b""
+        if len(message) == 2 and message[:1] == b"S":
+            try:
+                os.kill(pid, message[1])
+            except (ProcessLookupError, OSError):
+                pass
+        elif not message:  # the client died (a timeout kill of the exec): end the run
+            _descendants_kill(pid)
+            return
+
+
+def _become_run(request: tuple, fds: list[int]) -> None:
+    """Turn this fresh fork into the process the client asked for (minus running the code)."""
+    args, cwd, env, umask, rlimits, ignored = request
+    import resource
+
+    os.setsid()
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    for fd in set(fds):
+        if fd >= STDIO_FDS:
+            os.close(fd)
+    os.chdir(cwd)
+    os.umask(umask)
+    for name, limit in zip(RLIMITS, rlimits, strict=True):
+        try:
+            resource.setrlimit(getattr(resource, name), tuple(limit))
+        except (ValueError, OSError):
+            pass
+    for signum in ignored:
+        signal.signal(signum, signal.SIG_IGN)
+    os.environ.clear()
+    os.environb.update(env)
+    _reopen_stdio()
+    _reseed()
+
+
+def _reopen_stdio() -> None:
+    """New sys.std* on fds 0-2, built as CPython's startup builds them."""
+    # -u is refused (cold) and PYTHONUNBUFFERED matches the server's, so this is the run's.
+    buffered = not _SERVER_ENV.get(b"PYTHONUNBUFFERED")
+    streams = []
+    for fd, name in ((0, "<stdin>"), (1, "<stdout>"), (2, "<stderr>")):
+        write = fd != 0
+        old = (sys.__stdin__, sys.__stdout__, sys.__stderr__)[fd]
+        buffering = 0 if (write and not buffered) else -1
+        buf = open(fd, "wb" if write else "rb", buffering, closefd=False)
+        raw = buf if buffering == 0 else buf.raw
+        raw.name = name
+        tty = raw.isatty()
+        text = io.TextIOWrapper(
+            buf,
+            encoding=old.encoding if old else None,
+            errors=old.errors if old else None,
+            newline="\n",
+            line_buffering=buffered and (tty or fd == 2),
+            write_through=not buffered,
+        )
+        text.mode = "w" if write else "r"
+        streams.append(text)
+    sys.stdin = sys.__stdin__ = streams[0]
+    sys.stdout = sys.__stdout__ = streams[1]
+    sys.stderr = sys.__stderr__ = streams[2]
+
+
+def _reseed() -> None:
+    """Fresh entropy where a preloaded library seeded itself at import (random reseeds itself)."""
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        tempfile.tempdir = None  # recomputed from this run's TMPDIR
+
+
+def _fresh_main(job: Job) -> types.ModuleType:
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__annotations__={}, __builtins__=builtins, __loader__=None, __spec__=None)
+    if job.kind == "script":
+        path = os.path.abspath(job.target)
+        main.__file__ = path
+        main.__cached__ = None
+        main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+    else:
+        main.__loader__ = importlib.machinery.BuiltinImporter
+        if job.kind == "stdin":
+            main.__file__ = "<stdin>"
+            main.__cached__ = None
+    sys.modules["__main__"] = main
+    return main
+
+
+def _compile(job: Job) -> types.CodeType:
+    if job.kind == "script":
+        path = os.path.abspath(job.target)
+        with open(path, "rb") as handle:
+            return compile(handle.read(), path, "exec", dont_inherit=True)
+    if job.kind == "code":
+        return compile(job.target, "<string>", "exec", dont_inherit=True)
+    return compile(sys.stdin.buffer.read(), "<stdin>", "exec", dont_inherit=True)
+
+
+def _set_argv(job: Job) -> None:
+    sys.argv = list(job.rest)
+    if job.kind == "script":
+        sys.path[0] = os.path.dirname(os.path.realpath(job.target))
+    else:
+        sys.path[0] = ""
+    sys.orig_argv = [sys.executable, *([] if job.rest == [""] else job.rest)]
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
+
+
+def _strip_server_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return tb
+
+
+def run_job(job: Job) -> None:
+    """Run the job as `__main__`, then end as a fresh interpreter would. Never returns."""
+    _set_argv(job)
+    main = _fresh_main(job)
+    code, interrupted = _execute(job, main)
+    _finish(code, main, interrupted)
+
+
+def _execute(job: Job, main: types.ModuleType) -> tuple[int, bool]:
+    """(exit status, ended by an uncaught KeyboardInterrupt)."""
+    try:
+        exec(_compile(job), main.__dict__)
+    except SystemExit as exit_:
+        return _system_exit_status(exit_), False
+    except BaseException as error:  # noqa: BLE001 - printed as the interpreter would
+        tb = _strip_server_frames(error.__traceback__)
+        error.__traceback__ = tb
+        sys.last_type, sys.last_value, sys.last_traceback = type(error), error, tb
+        _print_uncaught(type(error), error, tb)
+        return 1, isinstance(error, KeyboardInterrupt)
+    return 0, False
+
+
+def _system_exit_status(exit_: SystemExit) -> int:
+    code = exit_.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF if -(2**63) <= code < 2**63 else 0xFF
+    try:
+        sys.stderr.write(f"{code}\n")
+    except Exception:  # noqa: BLE001 - stderr closed by the program
+        pass
+    return 1
+
+
+def _finish(code: int, main: types.ModuleType, interrupted: bool) -> None:
+    """What Py_FinalizeEx does that a program can see, without tearing down every module.
+
+    A full finalization of the preloaded libraries touches the whole inherited heap (seconds
+    of copy-on-write); the run only needs: non-daemon threads joined, atexit callbacks, its
+    objects released (files it left open get flushed and closed), stdio flushed.
+    """
+    import atexit
+
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except BaseException as error:  # noqa: BLE001
+            _unraisable("threading._shutdown", error)
+    atexit._run_exitfuncs()
+    if not _flush_stdio():
+        code = 120  # CPython's status when flushing stdout at exit fails
+    main.__dict__.clear()
+    gc.collect()
+    _flush_stdio()
+    if interrupted:  # as CPython: die of SIGINT so the caller sees the interrupt
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(code)
+
+
+def _unraisable(where: str, error: BaseException) -> None:
+    try:
+        sys.stderr.write(f"Exception ignored in: {where}\n")
+        sys.__excepthook__(type(error), error, error.__traceback__)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _flush_stdio() -> bool:
+    ok = True
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name, None)
+        if stream is None or getattr(stream, "closed", False):
+            continue
+        try:
+            stream.flush()
+        except Exception as error:  # noqa: BLE001
+            if name == "stdout":
+                ok = False
+                _unraisable(repr(stream), error)
+    return ok
+
+
+def _print_uncaught(kind: type, error: BaseException, tb: types.TracebackType | None) -> None:
+    try:
+        sys.excepthook(kind, error, tb)
+    except BaseException as hook_error:  # noqa: BLE001
+        print("Error in sys.excepthook:", file=sys.stderr)
+        sys.__excepthook__(type(hook_error), hook_error, hook_error.__traceback__)
+        print("\nOriginal exception was:", file=sys.stderr)
+        sys.__excepthook__(kind, error, tb)
+
+
+def _preload(modules: list[str]) -> None:
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # noqa: BLE001 - a missing library only stays cold
+            print(f"warm: cannot preload {name}: {error!r}", file=sys.stderr)
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def serve(listen_fd: int, modules: list[str]) -> Job:
+    """Preload, say ready, then fork a monitor per connection. Returns only in a run's process."""
+    _preload(modules)
+    gc.freeze()  # runs' collections skip the preloaded heap (no copy-on-write of it)
+    libc = ctypes.CDLL(None, use_errno=True)
+    listener = socket.socket(fileno=listen_fd)
+    listener.setblocking(True)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    while True:
+        ready, _, _ = select.select([listener], [], [], 1.0)
+        _reap()
+        if not ready:
+            continue
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            continue
+        pid = os.fork()
+        if pid == 0:
+            job = _monitor(conn, listener, libc)
+            if job is not None:
+                return job
+            os._exit(0)
+        conn.close()
+
+
+def main() -> None:
+    fd_arg = sys.argv[sys.argv.index("--fd") + 1]
+    modules = sys.argv[sys.argv.index("--preload") + 1].split(",")
+    sys.argv = sys.argv[:1]
+    job = serve(int(fd_arg), [m for m in modules if m])
+    run_job(job)
+
+
+if __name__ == "__main__":
+    main()

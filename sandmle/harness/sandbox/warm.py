@@ -1,0 +1,165 @@
+"""Warm Python: one fork server per sample, so an agent's ``python`` skips the heavy imports.
+
+At sample init the sandbox starts ``_warm_server.py`` under the agent's Python, as any exec
+(same uid, cgroup, seccomp, mounts, limits). It imports the configured libraries, then forks a
+fresh process from that clean parent for each run (never reusing one), so a run costs a fork
+instead of an interpreter start plus numpy/pandas/scikit-learn/scipy imports.
+
+The agent keeps calling ``python``: a shim named ``python``/``python3`` leads PATH and hands
+``python script.py``, ``python -c`` and ``python -`` to the server over a unix socket (fds
+passed with SCM_RIGHTS); anything else (``-m``, another interpreter, a venv the agent made,
+an import-time environment change, no server yet) runs cold on the real interpreter.
+
+Host side, here: the per-sample warm dir (shims, server script, socket), starting the server
+and making its socket visible only once it is ready, and stopping it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+logger = logging.getLogger(__name__)
+
+WARM_DIR = "/opt/sandmle-warm"
+"""Where the warm dir is mounted (read-only) inside the sandbox."""
+SHIM_DIR = f"{WARM_DIR}/bin"
+"""Leads the sandbox PATH when warm Python is on."""
+SHIM_NAMES = ("python", "python3")
+SOCKET_NAME = "sock"
+SERVER_SCRIPT = "server.py"
+HOST_DIR_NAME = "warm"
+LOG_NAME = "warm-server.log"
+READY_LINE = b"ready\n"
+DEFAULT_PRELOAD = (
+    "numpy", "pandas", "scipy", "scipy.stats", "sklearn", "sklearn.ensemble",
+    "sklearn.linear_model", "sklearn.model_selection", "sklearn.metrics",
+    "sklearn.preprocessing", "sklearn.impute", "sklearn.pipeline", "sklearn.compose",
+)  # fmt: skip
+_HERE = Path(__file__).parent
+_MAX_SHEBANG = 200  # the kernel reads 256 bytes of a #! line (128 before Linux 5.1)
+
+Spawn = Callable[[list[str], Sequence[int], int], subprocess.Popen]
+"""Starts `cmd` in the sample's sandbox in the background, keeping `pass_fds` open, with
+stderr to the given fd; stdout must be a pipe."""
+
+
+class WarmPythonConfig(BaseModel, frozen=True):
+    """Warm Python settings of the bwrap sandbox."""
+
+    enabled: bool = False
+    """Start a warm server per sample and lead PATH with the ``python`` shim. Off for a bare
+    sandbox; every benchmark task turns it on (``-T warm_python=false`` to turn it off)."""
+
+    preload: tuple[str, ...] = DEFAULT_PRELOAD
+    """Modules the server imports once; a module the agent's Python lacks is skipped."""
+
+
+def _shim_text(python: str) -> str:
+    """The client script, started by the agent's Python with ``-S -I`` (fast, stdlib only)."""
+    client = (_HERE / "_warm_client.py").read_text()
+    interpreter = python
+    if len(interpreter) < _MAX_SHEBANG and not any(c.isspace() for c in interpreter):
+        return f"#!{interpreter} -SI\n{client}"
+    # A path the kernel's #! line cannot hold: go through sh (one more exec).
+    return f'#!/bin/sh\nexec {shlex.quote(interpreter)} -SI {WARM_DIR}/client.py "$@"\n'
+
+
+def prepare_warm_dir(root: Path, python: str) -> Path:
+    """Write the shims and the server into ``<root>/warm`` (mounted read-only at WARM_DIR)."""
+    host = root / HOST_DIR_NAME
+    (host / "bin").mkdir(parents=True)
+    host.chmod(0o755)
+    (host / "bin").chmod(0o755)
+    shutil.copyfile(_HERE / "_warm_server.py", host / SERVER_SCRIPT)
+    shutil.copyfile(_HERE / "_warm_client.py", host / "client.py")
+    for name in (SERVER_SCRIPT, "client.py"):
+        (host / name).chmod(0o644)
+    text = _shim_text(python)
+    for name in SHIM_NAMES:
+        shim = host / "bin" / name
+        shim.write_text(text)
+        shim.chmod(0o755)
+    return host
+
+
+@dataclass
+class WarmServer:
+    """A sample's running warm server."""
+
+    process: subprocess.Popen
+    host_dir: Path
+    ready: threading.Event
+
+    def stop(self) -> None:
+        """Kill the server's sandbox (every run it forked dies with its PID namespace)."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def _listen(host_dir: Path, uid: int | None) -> tuple[socket.socket, Path]:
+    """A listening socket bound at a hidden name; renamed to SOCKET_NAME once the server is up."""
+    pending = host_dir / f".{SOCKET_NAME}-starting"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(pending))
+    if uid is not None:
+        os.chown(pending, uid, uid)
+    os.chmod(pending, 0o600)
+    listener.listen(64)
+    return listener, pending
+
+
+def _await_ready(server: WarmServer, pending: Path) -> None:
+    """Publish the socket when the server says ready; never, if it dies first."""
+    assert server.process.stdout is not None
+    line = server.process.stdout.readline()
+    if line == READY_LINE:
+        os.rename(pending, server.host_dir / SOCKET_NAME)
+        server.ready.set()
+    else:
+        logger.warning(
+            "warm python server in %s exited before it was ready (see %s); runs stay cold",
+            server.host_dir.parent,
+            server.host_dir.parent / LOG_NAME,
+        )
+
+
+def start_server(
+    spawn: Spawn, root: Path, python: str, config: WarmPythonConfig, uid: int | None
+) -> WarmServer:
+    """Start the sample's server in the background; runs are cold until it is ready.
+
+    Must be called from the event loop's thread: bwrap's --die-with-parent fires when the
+    thread that started it ends.
+    """
+    host_dir = root / HOST_DIR_NAME
+    listener, pending = _listen(host_dir, uid)
+    fd = listener.fileno()
+    cmd = [python, f"{WARM_DIR}/{SERVER_SCRIPT}", "--fd", str(fd)]
+    cmd += ["--preload", ",".join(config.preload)]
+    log_fd = os.open(root / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        process = spawn(cmd, (fd,), log_fd)
+    finally:
+        listener.close()  # only the server holds it: a dead server refuses, never hangs
+        os.close(log_fd)
+    server = WarmServer(process=process, host_dir=host_dir, ready=threading.Event())
+    threading.Thread(target=_await_ready, args=(server, pending), daemon=True).start()
+    return server
