@@ -24,6 +24,7 @@ from sandmle.harness.sandbox.limits import (
     DEFAULT_SHM_MB,
     DEFAULT_THREADS,
 )
+from sandmle.harness.sandbox.warm import WarmPythonConfig
 from sandmle.harness.scorer import medal_scorer
 from sandmle.harness.solvers import guard, sample_setup
 from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT, agent_tools
@@ -46,11 +47,12 @@ def default_agent(command_timeout: int = DEFAULT_COMMAND_TIMEOUT) -> Solver:
 
 
 def sandbox_spec(
-    kind: SandboxType, competition: Competition, limits: SandboxLimits
+    kind: SandboxType, competition: Competition, limits: SandboxLimits, warm_python: bool = False
 ) -> SandboxEnvironmentSpec:
     """The sandbox for one competition's sample (only its public dir is ever mounted)."""
     if kind == "bwrap":
-        return SandboxEnvironmentSpec("bwrap", BwrapConfig(limits=limits))
+        warm = WarmPythonConfig(enabled=warm_python)
+        return SandboxEnvironmentSpec("bwrap", BwrapConfig(limits=limits, warm_python=warm))
     if kind == "docker":
         key = hashlib.sha1(str(competition.root).encode()).hexdigest()[:12]
         path = Path(tempfile.gettempdir()) / "sandmle-compose" / f"{competition.id}-{key}.yaml"
@@ -109,6 +111,8 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
     """GPUs passed in: 0 none, N the first N, -1 all."""
     threads: int = DEFAULT_THREADS
     """Threads numeric libraries start (``OMP_NUM_THREADS`` and kin)."""
+    warm_python: bool = True
+    """A warm interpreter per sample (bwrap): ``python`` runs skip the ML imports."""
     epochs: int = 1
     """Runs per sample."""
 
@@ -166,7 +170,9 @@ def competition_task(
     box = limits.sandbox_limits()
     text = limits_text(limits.time_limit, limits.message_limit, box)
     samples = [
-        competition_sample(c, sandbox=sandbox_spec(limits.sandbox, c, box), limits_text=text)
+        competition_sample(
+            c, sandbox=sandbox_spec(limits.sandbox, c, box, limits.warm_python), limits_text=text
+        )
         for c in competitions
     ]
     return Task(
