@@ -31,6 +31,7 @@ def synthetic(
     memory_mb: int = DEFAULT_MEMORY_MB,
     max_processes: int = DEFAULT_MAX_PROCESSES,
     disk_mb: int = DEFAULT_DISK_MB,
+    warm_python: bool = True,
     epochs: int = 1,
 ) -> Task:
     """A synthetic pack as an Inspect task, one sample per competition.
@@ -46,6 +47,7 @@ def synthetic(
         memory_mb: Memory cap per process in the sandbox.
         max_processes: Process cap in the sandbox.
         disk_mb: Disk quota of the sample's writable dirs.
+        warm_python: A warm interpreter per sample, so ``python`` runs skip the ML imports.
         epochs: Runs per sample.
     """
     if pack is None:
