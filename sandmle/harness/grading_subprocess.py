@@ -1,8 +1,8 @@
 """Bounded grading: each submission is graded in a forked child with a time and memory cap.
 
 An agent's submission must not be able to stall or exhaust the host that grades it. A small
-server process imports pandas, the metrics and every grader once, then forks one child per
-request; the child sets ``RLIMIT_AS``/``RLIMIT_CPU``, grades with the grading core and sends
+server process imports pandas, the metrics and each grader in use once, then forks one child
+per request; the child sets ``RLIMIT_AS``/``RLIMIT_CPU``, grades with the grading core and sends
 the report back. Forking a warm, single-threaded server costs milliseconds per call, where
 starting a fresh interpreter would cost a second of imports. The caller kills a child that
 runs past the wall-time limit. A limit hit or a crash is a grader error (``GRADER_ERROR``),
@@ -29,7 +29,16 @@ from pathlib import Path
 
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import Competition
-from sandmle.harness.grading import GRADER_ERROR, CompetitionReport, grade_csv, invalid_report
+from sandmle.harness.graders import get_grader
+from sandmle.harness.grading import (
+    GRADER_ERROR,
+    CompetitionReport,
+    column_limit,
+    competition_thresholds,
+    grade_csv,
+    invalid_report,
+    load_answers,
+)
 from sandmle.harness.submission import read_csv_reference
 
 TIMEOUT_ENV = "SANDMLE_GRADE_TIMEOUT_S"
@@ -38,6 +47,8 @@ DEFAULT_TIMEOUT_S = 1800.0
 """Wall time one grading may take (MLE-bench's largest graders need a few minutes)."""
 DEFAULT_MEMORY_MB = 8 * 1024
 """Address space one grading may map (a 5.7M-row image submission needs about 2 GB)."""
+WARM_ANSWERS_MAX_BYTES = 16 * 1024**2
+"""Answers up to this size stay parsed in the server (larger ones are read per grading)."""
 _SINGLE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -148,17 +159,9 @@ def _server() -> _Server:
 
 
 def _serve(address: str) -> None:
-    """Server loop: fork a child per connection; exit when the parent closes our stdin."""
-    from sandmle.harness.graders import get_grader
-    from sandmle.harness.plugins import GRADER_PLUGINS, load_plugins
-
+    """Server loop: fork a child per request; exit when the parent closes our stdin."""
     get_grader("standard")
-    try:
-        load_plugins(GRADER_PLUGINS)  # every grader imported once, before any fork
-    except Exception as exc:  # noqa: BLE001 - a child retries, and reports it as grade_csv would
-        print(f"grading server: grader plugins failed to load: {exc}", file=sys.stderr)
     read_csv_reference(io.StringIO("id,label\na,1.5\n"))  # pandas' lazy imports, once
-    gc.freeze()  # keep the warm heap out of the children's collections: fewer copied pages
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
@@ -170,16 +173,32 @@ def _serve(address: str) -> None:
             return
         accepted, _ = listener.accept()
         conn = Connection(accepted.detach())
+        request = conn.recv()
+        _warm_grader(request[1])
         if os.fork() == 0:
             listener.close()
-            _child(conn)
+            _child(conn, request)
         conn.close()
 
 
-def _child(conn: Connection) -> None:
+def _warm_grader(competition: Competition) -> None:
+    # A plugin grader (a benchmark's) is imported here once, not in every child; the server
+    # stays as small as the graders in use, and a smaller heap forks faster.
+    try:
+        get_grader(competition.config.grader.name)
+        if competition.answers_path.stat().st_size <= WARM_ANSWERS_MAX_BYTES:
+            load_answers(competition)  # cached here, so children fork with it parsed
+        competition_thresholds(competition)
+        column_limit(competition)
+    except Exception:  # noqa: BLE001 - the child meets the same error and reports it
+        return
+    gc.freeze()  # keep the warm heap out of the children's collections: fewer copied pages
+
+
+def _child(conn: Connection, request: tuple) -> None:
     code = 0
     try:
-        path, competition, memory_mb, timeout_s = conn.recv()
+        path, competition, memory_mb, timeout_s = request
         conn.send(os.getpid())
         limit = memory_mb * 1024**2
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
