@@ -28,10 +28,33 @@ SUPPLEMENTAL_IMAGES = (
     "supervised_segmentation",
 )
 HISTOGRAM_HEADER = "rec_id,[histogram of segment features]"
+HISTOGRAM_BINS = 100
+SEGMENT_FEATURES = 38
 
 
 def _lines(path_text: list[str]) -> bytes:
     return ("\n".join(path_text) + "\n").encode()
+
+
+def _segment_tables(r: ReplicaDir, recs: list[int]) -> dict[str, list[str]]:
+    """The supplemental tables in their source shapes: a 100-bin histogram per recording; per
+    segment (1 to 3 a recording), 38 features and a bounding box (min_x, max_x, min_y, max_y)."""
+    histogram = [
+        f"{rec}," + ",".join(f"{v:.6f}" for v in r.rng.random(HISTOGRAM_BINS)) for rec in recs
+    ]
+    features, rectangles = [], []
+    for rec in recs:
+        for segment in range(int(r.rng.integers(1, 4))):
+            values = ",".join(f"{v:.6f}" for v in r.rng.random(SEGMENT_FEATURES))
+            features.append(f"{rec},{segment},{values}")
+            x0, y0 = int(r.rng.integers(0, 1000)), int(r.rng.integers(0, 200))
+            box = (x0, x0 + int(r.rng.integers(5, 80)), y0, y0 + int(r.rng.integers(5, 50)))
+            rectangles.append(f"{rec},{segment}," + ",".join(map(str, box)))
+    return {
+        "histogram_of_segments.txt": histogram,
+        "segment_features.txt": features,
+        "segment_rectangles.txt": rectangles,
+    }
 
 
 def mlsp_birds(r: ReplicaDir) -> None:
@@ -64,8 +87,8 @@ def mlsp_birds(r: ReplicaDir) -> None:
             write_bytes(supplemental / folder / f"{names[rec]}.bmp", image_bytes(r.rng, "BMP"))
     for name in ("segment_clusters.bmp", "segment_mosaic.bmp"):
         write_bytes(supplemental / name, image_bytes(r.rng, "BMP"))
-    for name in ("histogram_of_segments.txt", "segment_features.txt", "segment_rectangles.txt"):
-        rows = [f"{rec}," + ",".join(f"{v:.6f}" for v in r.rng.random(5)) for rec in recs]
+    for name, rows in _segment_tables(r, recs).items():
+        # MLE-bench rewrites all three with the histogram file's header.
         write_bytes(supplemental / name, _lines([HISTOGRAM_HEADER, *rows]))
     test_recs = sorted(test)
     answers = pd.DataFrame(

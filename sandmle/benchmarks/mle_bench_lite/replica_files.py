@@ -152,14 +152,40 @@ def one_hot(rng: np.random.Generator, n: int, k: int, spread: int | None = None)
     return matrix
 
 
-def description(name: str, competition_id: str, notes: str) -> str:
-    return (
-        f"# {name} (micro replica)\n\n"
-        f"A micro-scale replica of the Kaggle competition `{competition_id}` as MLE-bench prepares "
-        "it: the same files, columns, id formats and submission format, filled with a few dozen "
-        "rows of synthetic data. Use it to smoke-test an agent; its scores mean nothing.\n\n"
-        f"{notes}\n"
-    )
+def _crc32c_table() -> list[int]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+        table.append(crc)
+    return table
+
+
+CRC32C_TABLE = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), the checksum TFRecord framing uses."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = CRC32C_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked_crc(data: bytes) -> bytes:
+    crc = crc32c(data)
+    masked = (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+    return struct.pack("<I", masked)
+
+
+def tfrecord_bytes(payloads: list[bytes]) -> bytes:
+    """Records in TFRecord framing: length, its masked CRC-32C, the payload, its masked CRC."""
+    out = bytearray()
+    for payload in payloads:
+        length = struct.pack("<Q", len(payload))
+        out += length + _masked_crc(length) + payload + _masked_crc(payload)
+    return bytes(out)
 
 
 def png_bytes(array: np.ndarray) -> bytes:

@@ -18,6 +18,7 @@ from sandmle.benchmarks.mle_bench_lite.replica_files import (
     one_hot,
     pixels,
     png_bytes,
+    tfrecord_bytes,
     write_bytes,
     write_csv,
     write_zip,
@@ -110,16 +111,20 @@ def dog_breed(r: ReplicaDir) -> None:
 
 
 def dogs_vs_cats(r: ReplicaDir) -> None:
-    """§3.6: cat.<k>.jpg/dog.<k>.jpg in train.zip, 1..n.jpg in test.zip, label = P(dog)."""
+    """§3.6: cat.<k>.jpg/dog.<k>.jpg in train/ and train.zip, 1..n.jpg in test/ and test.zip
+    (MLE-bench zips each folder and keeps it), label = P(dog)."""
     kinds = both_classes(r.rng, N_TRAIN, 0.5)
     counters = {0: 0, 1: 0}
     train: dict[str, bytes] = {}
     for kind in kinds:
         train[f"{('cat', 'dog')[kind]}.{counters[kind]}.jpg"] = image_bytes(r.rng, "JPEG")
         counters[kind] += 1
-    write_zip(r.public / "train.zip", train)
     test_ids = list(range(1, N_TEST + 1))
-    write_zip(r.public / "test.zip", {f"{i}.jpg": image_bytes(r.rng, "JPEG") for i in test_ids})
+    test = {f"{i}.jpg": image_bytes(r.rng, "JPEG") for i in test_ids}
+    for folder, files in (("train", train), ("test", test)):
+        write_zip(r.public / f"{folder}.zip", files)
+        for name, data in files.items():
+            write_bytes(r.public / folder / name, data)
     answers = pd.DataFrame({"id": test_ids, "label": both_classes(r.rng, N_TEST, 0.5)})
     write_csv(r.public / "sample_submission.csv", answers.assign(label=0.5))
     write_csv(r.private / "answers.csv", answers)
@@ -198,7 +203,8 @@ def ranzcr(r: ReplicaDir) -> None:
 
 
 def siim_isic(r: ReplicaDir) -> None:
-    """§3.16: ISIC_<7 digits> names, .dcm and jpeg/ folders, tfrecords/ shards."""
+    """§3.16: ISIC_<7 digits> names, .dcm and jpeg/ folders, tfrecords/ shards (each a few
+    TFRecord-framed records; the payloads are short labels, not ``tf.train.Example`` protos)."""
     n = N_TRAIN + N_TEST
     names = [f"ISIC_{v:07d}" for v in r.rng.choice(10**7, n, replace=False)]
     target = both_classes(r.rng, n, 0.2)
@@ -229,5 +235,6 @@ def siim_isic(r: ReplicaDir) -> None:
         "test01-2071.tfrec",
     ]
     for shard in shards:
-        write_bytes(r.public / "tfrecords" / shard, b"")
+        payloads = [f"{shard}:{k}".encode() for k in range(3)]
+        write_bytes(r.public / "tfrecords" / shard, tfrecord_bytes(payloads))
     write_csv(r.private / "test.csv", test[["image_name", "target"]])

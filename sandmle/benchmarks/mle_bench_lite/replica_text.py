@@ -101,29 +101,69 @@ PIZZA_TEST_FIELDS = (
     "request_text_edit_aware",
     "request_title",
     "requester_account_age_in_days_at_request",
+    "requester_days_since_first_post_on_raop_at_request",
+    "requester_number_of_comments_at_request",
+    "requester_number_of_comments_in_raop_at_request",
+    "requester_number_of_posts_at_request",
+    "requester_number_of_posts_on_raop_at_request",
+    "requester_number_of_subreddits_at_request",
+    "requester_subreddits_at_request",
+    "requester_upvotes_minus_downvotes_at_request",
+    "requester_upvotes_plus_downvotes_at_request",
     "requester_username",
     "unix_timestamp_of_request",
     "unix_timestamp_of_request_utc",
 )
+"""The 17 fields Kaggle's test.json has; MLE-bench keeps exactly these for its test split."""
+PIZZA_COUNTS = (
+    "number_of_downvotes_of_request_at_retrieval",
+    "number_of_upvotes_of_request_at_retrieval",
+    "request_number_of_comments_at_retrieval",
+    "requester_number_of_comments_at_request",
+    "requester_number_of_comments_at_retrieval",
+    "requester_number_of_comments_in_raop_at_request",
+    "requester_number_of_comments_in_raop_at_retrieval",
+    "requester_number_of_posts_at_request",
+    "requester_number_of_posts_at_retrieval",
+    "requester_number_of_posts_on_raop_at_request",
+    "requester_number_of_posts_on_raop_at_retrieval",
+    "requester_number_of_subreddits_at_request",
+    "requester_upvotes_minus_downvotes_at_request",
+    "requester_upvotes_minus_downvotes_at_retrieval",
+    "requester_upvotes_plus_downvotes_at_request",
+    "requester_upvotes_plus_downvotes_at_retrieval",
+)
+PIZZA_AGES = (
+    "requester_account_age_in_days_at_request",
+    "requester_account_age_in_days_at_retrieval",
+    "requester_days_since_first_post_on_raop_at_request",
+    "requester_days_since_first_post_on_raop_at_retrieval",
+)
+SUBREDDITS = ("AskReddit", "pics", "funny", "Random_Acts_Of_Pizza", "gaming", "food")
 
 
 def _pizza_request(rng: np.random.Generator, request_id: str, received: bool) -> dict:
+    """One request with the 32 fields of Kaggle's train.json (sorted, as json.dump keeps them)."""
     text = sentence(rng, "grateful" if received else "")
     stamp = float(1.3e9 + int(rng.integers(0, 10**7)))
-    return {
+    picked = rng.choice(len(SUBREDDITS), int(rng.integers(0, 4)), replace=False)
+    request = {
         "giver_username_if_known": "N/A",
-        "number_of_downvotes_of_request_at_retrieval": int(rng.integers(0, 5)),
-        "number_of_upvotes_of_request_at_retrieval": int(rng.integers(0, 20)),
+        "post_was_edited": bool(rng.random() < 0.1),
         "request_id": request_id,
         "request_text": text,
         "request_text_edit_aware": text,
         "request_title": "[REQUEST] " + sentence(rng),
-        "requester_account_age_in_days_at_request": round(float(rng.uniform(0, 900)), 4),
         "requester_received_pizza": received,
+        "requester_subreddits_at_request": [SUBREDDITS[k] for k in sorted(picked)],
+        "requester_user_flair": "shroom" if received else None,
         "requester_username": f"user_{request_id[3:]}",
         "unix_timestamp_of_request": stamp,
         "unix_timestamp_of_request_utc": stamp - 3600,
     }
+    request |= {name: int(rng.integers(0, 50)) for name in PIZZA_COUNTS}
+    request |= {name: round(float(rng.uniform(0, 900)), 4) for name in PIZZA_AGES}
+    return dict(sorted(request.items()))
 
 
 def spooky(r: ReplicaDir) -> None:
@@ -184,8 +224,9 @@ def text_normalization(lang: str) -> Callable[[ReplicaDir], None]:
         sample = pd.DataFrame({"id": ids, "after": test["before"]})
         name = f"{lang}_sample_submission_2.csv"
         write_zip(r.public / f"{name}.zip", {name: csv_bytes(sample, quote_text=True)})
-        write_csv(r.private / "answers.csv", pd.DataFrame({"id": ids, "after": test["after"]}))
-        write_csv(r.private / "sample_submission.csv", sample)
+        answers = pd.DataFrame({"id": ids, "after": test["after"]})
+        write_csv(r.private / "answers.csv", answers, quote_text=True)
+        write_csv(r.private / "sample_submission.csv", sample, quote_text=True)
 
     return build
 

@@ -2,9 +2,10 @@
 
 ``sandmle synth replicas --out DIR`` writes ``DIR/<id>/prepared/{public,private}`` for every
 lite competition: the real file names, columns, id formats, zips, image/text/audio folders and
-submission shape, with a few dozen rows of synthetic data, plus ``public/description.md`` as
-``mlebench prepare`` writes it. ``DIR`` then works as ``-T data_dir=DIR`` for
-``sandmle/mle_bench_lite``, offline. ``--dojo`` also writes MLE-Dojo's layout under
+submission shape, with a few dozen rows of synthetic data, plus a ``public/description.md``
+written for sandmle (task, metric, submission, files). Every replica matches the committed
+manifest of what ``mlebench prepare`` writes (:mod:`.replica_manifest`). ``DIR`` then works
+as ``-T data_dir=DIR`` for ``sandmle/mle_bench_lite``, offline. ``--dojo`` also writes MLE-Dojo's layout under
 ``DIR/mle-dojo`` (see :mod:`sandmle.benchmarks.mle_dojo.replicas`).
 
 Replicas are generated, never committed: the same seed gives the same bytes.
@@ -24,7 +25,8 @@ from sandmle.benchmarks.mle_bench_lite import replica_images as images
 from sandmle.benchmarks.mle_bench_lite import replica_tables as tables
 from sandmle.benchmarks.mle_bench_lite import replica_text as text
 from sandmle.benchmarks.mle_bench_lite.competitions import get_competition, lite_competitions
-from sandmle.benchmarks.mle_bench_lite.replica_files import ReplicaDir, description, replica_dir
+from sandmle.benchmarks.mle_bench_lite.replica_descriptions import replica_description
+from sandmle.benchmarks.mle_bench_lite.replica_files import ReplicaDir, replica_dir
 from sandmle.errors import SandmleError
 
 Builder = Callable[[ReplicaDir], None]
@@ -76,9 +78,8 @@ def build_replica(out: Path, competition_id: str, seed: int = 0) -> Path:
     replica = replica_dir(out, competition_id, seed)
     clear_replica(replica.root)
     BUILDERS[competition_id](replica)
-    notes = f"Metric: {lite.metric}. Submit `{lite.sample_submission.rsplit('/', 1)[-1]}`'s format."
     (replica.public / "description.md").write_text(
-        description(lite.name, lite.id, notes), encoding="utf-8"
+        replica_description(lite, replica.public), encoding="utf-8"
     )
     (replica.root / MARKER).write_text(f"seed={seed}\n", encoding="utf-8")
     return replica.root
