@@ -458,3 +458,36 @@ def test_unrunnable_agent_python_is_a_one_line_error(tmp_path: Path) -> None:
     config = BwrapConfig(limits=LIMITS, base_dir=tmp_path / "s", python=tmp_path / "nope")
     with pytest.raises(SandmleError, match="SANDMLE_AGENT_PYTHON"):
         asyncio.run(BwrapSandboxEnvironment.sample_init("test", config, {}))
+
+
+def test_failed_preflight_stops_the_eval(tmp_path: Path) -> None:
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.util import SandboxEnvironmentSpec
+
+    bare = _make_venv(tmp_path / "bare")
+    cfg = tmp_path / "bare" / "pyvenv.cfg"
+    cfg.write_text(cfg.read_text().replace("= true", "= false"))
+    config = BwrapConfig(limits=LIMITS, base_dir=tmp_path / "sandboxes", python=bare)
+    task = Task(dataset=[Sample(input="go")], sandbox=SandboxEnvironmentSpec("bwrap", config))
+    with pytest.raises(SandboxPreflightError, match="sandmle sandbox runtime"):
+        inspect_eval(task, model="mockllm/model", display="none", log_dir=str(tmp_path / "logs"))
+
+
+@needs_cgroup
+def test_cpus_caps_the_whole_sample(config: BwrapConfig) -> None:
+    limited = config.model_copy(update={"limits": LIMITS.model_copy(update={"cpus": 0.1})})
+    burn = "import time\nend = time.process_time() + 0.2\nwhile time.process_time() < end: pass\n"
+
+    async def body(sandbox: SandboxEnvironment) -> tuple[Any, dict[str, int]]:
+        cgroup = sandbox.as_type(BwrapSandboxEnvironment).cgroup
+        assert cgroup is not None
+        result = await sandbox.exec(["python", "-c", burn])
+        cpu_stat = cgroup.paths[-1] / "cpu.stat"  # v1: the cpu hierarchy; v2: the one dir
+        lines = cpu_stat.read_text().split("\n")
+        return result, dict((k, int(v)) for k, v in (ln.split() for ln in lines if ln))
+
+    result, stats = in_sample(limited, body)
+    assert result.success, result.stderr
+    assert stats["nr_throttled"] > 0  # the CFS quota held the busy loop back

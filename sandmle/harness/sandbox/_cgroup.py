@@ -54,6 +54,10 @@ def cgroup_roots() -> tuple[str, dict[str, Path]]:
         if fstype == "cgroup2" and controllers_file.exists():
             available = set(controllers_file.read_text().split())
             if {"memory", "pids"} <= available:
+                try:  # fails where our cgroup holds processes (a container's root)
+                    _enable_v2_controllers(Path(point))
+                except OSError:
+                    continue
                 return "v2", {"": Path(point)}
     v1 = {}
     for fstype, point, options in mounts:
