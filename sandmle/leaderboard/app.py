@@ -80,7 +80,7 @@ def _metric(key: str) -> str:
     return st.selectbox("Metric", tables.METRICS, index=0, format_func=tables.LABELS.get, key=key)
 
 
-PINNED = ("model", "scaffold")
+PINNED = ("rank", "model", "scaffold")
 METHOD = (
     "Rates in % with a 95% Wilson interval and k/n (n = sample-epochs; clustered by "
     "competition when a competition ran more than once). Rank = 1 + entrants of the benchmark "
@@ -113,7 +113,10 @@ def comparisons_view(table: pd.DataFrame, samples: pd.DataFrame) -> None:
         st.info("Choose two or more entrants to compare.")
         return
     picked = samples[(samples["model"] + " · " + samples["scaffold"]).isin(chosen)]
-    st.dataframe(tables.pairwise_table(picked), hide_index=True, key="pairs")
+    pairs = tables.pairwise_table(picked)
+    if pairs["benchmark"].nunique() == 1:
+        pairs = pairs.drop(columns="benchmark")
+    st.dataframe(pairs, hide_index=True, key="pairs")
 
 
 def generalization_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:

@@ -74,7 +74,7 @@ def competition_heatmap(wide: pd.DataFrame, metric: str = "any_medal") -> go.Fig
 
 def _axis_range(metric: str) -> list[float]:
     # A fixed range: all-zero data would otherwise get Plotly's -1..1 axis.
-    return [0.0, 105.0] if metric in RATES else [0.0, 1.05]
+    return [-5.0, 105.0] if metric in RATES else [-0.05, 1.05]
 
 
 def _errors(rows: pd.DataFrame, metric: str) -> dict[str, object]:
@@ -94,9 +94,10 @@ def _value_text(values: pd.Series, metric: str) -> list[str]:
 
 
 def benchmark_bars(table: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
-    """Grouped bars: one group per benchmark, one bar per model · scaffold, with 95% intervals.
+    """One dot per model · scaffold in each benchmark's group, with its 95% interval.
 
-    Each bar carries its value as text, so a bar of 0 still shows where it is.
+    Dots rather than bars: a rate of 0 is as visible as a rate of 100, and the interval,
+    not the bar's area, carries the uncertainty.
     """
     title = f"{LABELS[metric]} by benchmark (95% interval)"
     if table.empty:
@@ -104,13 +105,14 @@ def benchmark_bars(table: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
     fig = go.Figure()
     for (model, scaffold), rows in table.groupby(["model", "scaffold"], sort=False):
         fig.add_trace(
-            go.Bar(
+            go.Scatter(
                 name=f"{model} · {scaffold}",
                 x=rows["benchmark"],
                 y=rows[metric],
+                mode="markers+text",
+                marker={"size": 12, "line": {"width": 1, "color": "#333"}},
                 text=_value_text(rows[metric], metric),
-                textposition="outside",
-                cliponaxis=False,
+                textposition="middle right",
                 error_y=_errors(rows, metric),
                 hovertemplate="%{x}: %{y:.3g}<extra>%{fullData.name}</extra>",
             )
@@ -118,8 +120,9 @@ def benchmark_bars(table: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
     return _layout(
         fig,
         title,
-        barmode="group",
+        scattermode="group",
         yaxis={"title": LABELS[metric], "range": _axis_range(metric)},
+        xaxis={"type": "category"},
         legend_title="entrant",
     )
 
@@ -200,7 +203,9 @@ def score_strip(samples: pd.DataFrame, chosen: int | None = None) -> go.Figure:
     if scored.empty:
         fig.add_annotation(text="no sample of this competition has a score", showarrow=False)
     fig.update_yaxes(automargin=True)
-    return _layout(fig, title, height=max(220, 60 + 40 * entrant.nunique()), showlegend=False)
+    height = max(240, 110 + 40 * entrant.nunique())
+    margin = {"l": 40, "r": 20, "t": 110, "b": 40}  # room for the lines' labels under the title
+    return _layout(fig, title, height=height, showlegend=False, margin=margin)
 
 
 def tree_layout(nodes: list[SearchNode]) -> dict[int, tuple[float, float]]:

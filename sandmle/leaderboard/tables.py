@@ -116,7 +116,7 @@ def leaderboard_table(samples: pd.DataFrame, by: list[str] | None = None) -> pd.
 
 def pairwise_table(samples: pd.DataFrame, metric: str = RANK_METRIC) -> pd.DataFrame:
     """Every pair of entrants (model · scaffold) of each benchmark, compared on shared competitions."""
-    columns = ["benchmark", "A", "B", "A − B", "95% interval", "p", "competitions", "verdict"]
+    columns = ["benchmark", "A", "B", "verdict", "A − B", "95% interval", "p", "competitions"]
     rows = []
     for benchmark, part in samples.groupby("benchmark", sort=True):
         entrants = part.assign(entrant=part["model"] + " · " + part["scaffold"])
@@ -133,8 +133,8 @@ def pairwise_table(samples: pd.DataFrame, metric: str = RANK_METRIC) -> pd.DataF
                 if not np.isnan(c.low)
                 else f"— (< {stats.MIN_BOOTSTRAP_PAIRS} competitions)"
             )
-            rows.append([benchmark, a, b, round(scale * c.diff, 1), interval,
-                         round(c.p_value, 3), c.pairs, verdict])  # fmt: skip
+            rows.append([benchmark, a, b, verdict, round(scale * c.diff, 1), interval,
+                         round(c.p_value, 3), c.pairs])  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -6,10 +6,11 @@ skipped, saying which is missing, only where they are absent.
 
 from __future__ import annotations
 
-import shutil
+import re
 import socket
 import subprocess
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from sandmle.leaderboard.cli import streamlit_command
+from sandmle.leaderboard.drilldown import sample_key
+from sandmle.leaderboard.logs import load_logs
 
 from .conftest import CHECKPOINTS, MODELS
 
@@ -26,7 +29,8 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--no-first-run",
 ]  # fmt: skip
-SHARED_SCREENSHOT = Path("/tmp/leaderboard_screenshot.png")
+SCREENSHOTS = Path("/tmp/sandmle-leaderboard-screenshots")
+"""Where the screenshots go, to look at them as a person would see the app."""
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed")
 
@@ -56,7 +60,7 @@ def server(log_dir: Path) -> Iterator[str]:
     port = _free_port()
     command = streamlit_command([log_dir], port, headless=True)
     split = command.index("--")
-    command[split:split] = ["--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+    command[split:split] = ["--server.address", "127.0.0.1"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url = f"http://127.0.0.1:{port}"
@@ -70,35 +74,78 @@ def server(log_dir: Path) -> Iterator[str]:
             proc.kill()
 
 
-def test_leaderboard_in_chromium(server: str, tmp_path: Path) -> None:
+VIEWPORT = {"width": 1440, "height": 1000}
+INSPECT_LINK = re.compile(
+    r"^http://127\.0\.0\.1:7575/#/logs/[\w%.-]+\.eval/samples/sample/[\w%.-]+/\d+/$"
+)
+
+
+def _shot(page: object, name: str) -> None:
+    page.screenshot(path=str(SCREENSHOTS / name), full_page=True)  # type: ignore[attr-defined]
+
+
+def _launch(p: object) -> object:
+    return p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)  # type: ignore[attr-defined]
+
+
+def test_compact_table_fits_and_ties_are_labelled(server: str) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        browser = _launch(p)
+        page = browser.new_page(viewport=VIEWPORT)
         page.goto(server)
-        page.wait_for_selector(".js-plotly-plot", timeout=30_000)
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
         table = page.locator("[data-testid='stDataFrame']").first
         for model in (*MODELS, *CHECKPOINTS):
-            # the grid fills in after the charts on a loaded machine: wait, then assert
-            # the grid draws on a canvas; its cells live in an accessibility table, which
-            # fills in after the charts on a loaded machine: wait for it, then count
-            cells = table.get_by_text(model, exact=True)
-            cells.first.wait_for(state="attached", timeout=30_000)
-            assert cells.count() >= 1, model
-        # every Plotly figure has drawn its SVG
-        assert page.locator(".js-plotly-plot .main-svg").count() >= 1
-        shot = tmp_path / "leaderboard.png"
-        page.screenshot(path=str(shot), full_page=True)
-        shutil.copy(shot, SHARED_SCREENSHOT)
-
-        page.get_by_role("tab", name="Benchmarks").click()
-        page.get_by_text("per competition", exact=False).first.wait_for(timeout=10_000)
-
-        page.get_by_role("tab", name="Sample").click()
-        page.locator("[data-testid='stSelectbox']").last.click()
-        page.get_by_role("option").filter(has_text="toy_tree_search · bike-rentals").click()
-        page.get_by_text('"cmd": "ls /home/data"').first.wait_for(timeout=15_000)
-        tree = page.locator(".js-plotly-plot").filter(has_text="search tree")
-        tree.first.wait_for(timeout=15_000)
-        page.screenshot(path=str(tmp_path / "sample.png"), full_page=True)
+            # the grid draws on a canvas; its cells live in an accessibility table that
+            # fills in after the charts on a loaded machine: wait for it
+            table.get_by_text(model, exact=True).first.wait_for(state="attached", timeout=30_000)
+        box = table.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= VIEWPORT["width"]
+        scroller = table.locator(".dvn-scroller").first
+        widths = scroller.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert widths[0] <= widths[1], f"the compact table scrolls sideways: {widths}"
+        pairs = page.locator("[data-testid='stDataFrame']").filter(has_text="verdict")
+        pairs.get_by_text("≈ tie", exact=True).first.wait_for(state="attached", timeout=30_000)
+        _shot(page, "leaderboard.png")
         browser.close()
-    assert shot.stat().st_size > 10_000
+
+
+def _tree_sample_url(server: str, log_dir: Path) -> str:
+    samples = load_logs([log_dir]).samples
+    row = samples[
+        (samples["scaffold"] == "toy_tree_search") & (samples["competition_id"] == "bike-rentals")
+    ].iloc[0]
+    return f"{server}/?view=Samples&sample={urllib.parse.quote(sample_key(row))}"
+
+
+def test_drill_down_explains_a_sample(server: str, log_dir: Path) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(_tree_sample_url(server, log_dir))
+        strip = page.locator(".js-plotly-plot").filter(has_text="medal lines")
+        strip.first.wait_for(timeout=60_000)
+        for line in ("median", "bronze", "silver", "gold"):
+            assert strip.first.locator(".annotation-text", has_text=line).count() == 1, line
+        # a ReAct-style tool call reads as code, not as one line of escaped JSON
+        code = page.locator("[data-testid='stCode']")
+        code.filter(has_text="print(pd.read_csv").first.wait_for(timeout=30_000)
+        link = page.get_by_role("link", name="Open in Inspect View")
+        assert INSPECT_LINK.match(link.get_attribute("href") or ""), link.get_attribute("href")
+        tree = page.locator(".js-plotly-plot").filter(has_text="search tree").first
+        tree.wait_for(timeout=30_000)
+        tree.scroll_into_view_if_needed()
+        buggy = tree.locator(".scatterlayer .trace").nth(2).locator(".points path").first
+        box = buggy.bounding_box()
+        assert box is not None
+        # Plotly's drag layer takes the pointer: a real mouse click at the node selects it
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.click(x, y)
+        code.filter(has_text="ids = train['id']").first.wait_for(timeout=30_000)
+        code.filter(has_text="KeyError: 'id'").first.wait_for(timeout=30_000)
+        page.get_by_text("KeyError", exact=True).first.wait_for(timeout=10_000)
+        _shot(page, "sample.png")
+        browser.close()
