@@ -1,6 +1,7 @@
 """The ``python`` shim first on the sandbox's PATH: hand the run to the warm server, else run cold.
 
-Runs INSIDE the sandbox as ``<agent python> -S -I`` (its shebang), standard library only. It
+Runs INSIDE the sandbox as ``<agent python> -S -I`` (its shebang), standard library only (the
+C modules ``_socket``/``_signal``: ``socket``/``signal`` would cost ~10 ms of imports). It
 sends argv, cwd, environment, umask, rlimits and fds 0-2 to the sample's warm server, relays
 the signals it gets, and exits as the run did (same code, or killed by the same signal).
 Whatever the server cannot serve (flags such as ``-m``, an environment that changes what the
@@ -32,13 +33,13 @@ def servable(args: list[str]) -> bool:
 
 def ignored_signals() -> list[int]:
     """Relayed signals this process inherited as ignored (e.g. SIGINT in a `&` job)."""
-    import signal
+    import _signal
 
     found = []
     for name in RELAYED:
-        signum = getattr(signal, name)
-        if signal.getsignal(signum) == signal.SIG_IGN:
-            found.append(int(signum))
+        signum = getattr(_signal, name)
+        if _signal.getsignal(signum) == _signal.SIG_IGN:
+            found.append(signum)
     return found
 
 
@@ -61,16 +62,15 @@ def request() -> bytes:
     return len(data).to_bytes(4, "big") + data
 
 
-def handshake(payload: bytes):  # -> socket.socket | None
-    import array
-    import socket
+def handshake(payload: bytes):  # -> _socket.socket | None
+    import _socket
 
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(CONNECT_TIMEOUT_S)
         conn.connect(SOCKET)
-        fds = array.array("i", [0, 1, 2])
-        sent = conn.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+        fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))  # C ints
+        sent = conn.sendmsg([payload], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
         conn.sendall(payload[sent:])
         if conn.recv(256)[:1] != b"R":
             conn.close()
@@ -84,7 +84,7 @@ def handshake(payload: bytes):  # -> socket.socket | None
 
 
 def relay_signals(conn) -> None:
-    import signal
+    import _signal
 
     def forward(signum: int, _frame: object) -> None:
         try:
@@ -93,14 +93,14 @@ def relay_signals(conn) -> None:
             pass
 
     for name in RELAYED:
-        signum = getattr(signal, name)
-        if signal.getsignal(signum) != signal.SIG_IGN:  # the run ignores it too
-            signal.signal(signum, forward)
+        signum = getattr(_signal, name)
+        if _signal.getsignal(signum) != _signal.SIG_IGN:  # the run ignores it too
+            _signal.signal(signum, forward)
 
 
 def wait_result(conn) -> None:
+    import _signal
     import marshal
-    import signal
 
     data = b""
     while True:
@@ -114,8 +114,11 @@ def wait_result(conn) -> None:
     exited, value = marshal.loads(data[1:])
     if exited:
         os._exit(value)
-    signal.signal(value, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, [value])
+    try:  # die of the same signal (SIGKILL needs, and allows, neither step)
+        _signal.signal(value, _signal.SIG_DFL)
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [value])
+    except (OSError, ValueError):
+        pass
     os.kill(os.getpid(), value)
     os._exit(128 + value)
 

@@ -330,8 +330,8 @@ def _set_argv(job: Job) -> None:
     else:
         sys.path[0] = ""
     sys.orig_argv = [sys.executable, *([] if job.rest == [""] else job.rest)]
-    sys.path_importer_cache.clear()
-    importlib.invalidate_caches()
+    # Finders of other dirs stay: they re-list a dir whenever its mtime changes.
+    sys.path_importer_cache.pop(os.path.dirname(os.path.abspath(__file__)), None)
 
 
 def _strip_server_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
