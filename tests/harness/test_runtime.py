@@ -2,12 +2,16 @@
 
 import asyncio
 import importlib.metadata
+import io
 import shutil
 import subprocess
+import sys
 import threading
+import zipfile
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from sandmle.harness.sandbox import runtime
 from sandmle.harness.sandbox.runtime import (
@@ -139,3 +143,35 @@ def test_inside_the_bwrap_sandbox_the_stack_imports_and_sandmle_does_not(
     assert not stack.stdout.startswith(str(built.root))  # mounted at a fixed path, not the host's
     for result in forbidden:
         assert not result.success and "ModuleNotFoundError" in result.stderr
+
+
+def _probe_wheel(directory: Path) -> None:
+    """A minimal pure-Python wheel, sandmle-probe 0.1, so pip needs no index."""
+    info = "sandmle_probe-0.1.dist-info"
+    files = {
+        "sandmle_probe/__init__.py": "",
+        f"{info}/METADATA": "Metadata-Version: 2.1\nName: sandmle-probe\nVersion: 0.1\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = "".join(f"{name},,\n" for name in files) + f"{info}/RECORD,,\n"
+    with zipfile.ZipFile(directory / "sandmle_probe-0.1-py3-none-any.whl", "w") as wheel:
+        for name, text in files.items():
+            wheel.writestr(name, text)
+
+
+def test_a_host_version_the_index_lacks_is_loosened_loudly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _probe_wheel(tmp_path)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    out = io.StringIO()
+    pins = ("sandmle-probe==0.0.9",)
+    installed = runtime._install(venv, pins, tmp_path / "log", Console(file=out, width=200))
+    assert installed == ("sandmle-probe",)
+    assert (
+        "sandmle-probe==0.0.9 is not installable here; installing sandmle-probe" in out.getvalue()
+    )

@@ -59,8 +59,10 @@ for name in sys.argv[2].split(","):
     except ImportError:
         continue
     leaked.append(name)
+import importlib.metadata as md
+versions = {d.metadata["Name"].lower(): d.version for d in md.distributions()}
 print(json.dumps({"stack": stack, "leaked": leaked, "prefix": sys.prefix,
-                  "base_prefix": sys.base_prefix}))
+                  "base_prefix": sys.base_prefix, "versions": versions}))
 """
 
 
@@ -210,17 +212,25 @@ def _build(root: Path, base: Path, reqs: tuple[str, ...], *, quiet: bool) -> Non
 def _install(root: Path, reqs: tuple[str, ...], log: Path, console: Console) -> tuple[str, ...]:
     pip = [sys.executable, "-m", "pip", "--python", str(root / "bin" / "python"), "install"]
     pip += ["--no-input", "--disable-pip-version-check", "--no-warn-script-location"]
-    try:
-        _run([*pip, *reqs], log, "installing the pinned stack")
-        return reqs
-    except RuntimeBuildError:
-        loose = tuple(r.split("==")[0] for r in reqs)
-        if loose == reqs:
-            raise
-    # The host's exact versions are not installable here: take the index's, and say so.
-    console.print(f"warning: host versions not installable (log: {log}); installing {loose}")
-    _run([*pip, *loose], log, "installing the stack")
-    return loose
+    pending = list(reqs)
+    while True:
+        try:
+            _run([*pip, *pending], log, "installing the stack")
+            return tuple(pending)
+        except RuntimeBuildError as error:
+            missing = _unavailable_pin(error, pending)
+            if missing is None:
+                raise
+        # The host's exact version is not installable here: take the index's, and say so.
+        loose = missing.split("==")[0]
+        console.print(f"warning: {missing} is not installable here; installing {loose} instead")
+        pending[pending.index(missing)] = loose
+
+
+def _unavailable_pin(error: RuntimeBuildError, pending: list[str]) -> str | None:
+    found = re.search(r"No matching distribution found for (\S+)", str(error))
+    pin = found.group(1) if found else None
+    return pin if pin in pending and "==" in pin else None
 
 
 def _check(python: Path, log: Path) -> dict:
