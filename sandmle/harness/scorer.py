@@ -19,7 +19,7 @@ from inspect_ai.util import SandboxEnvironment, sandbox
 
 from sandmle.harness.competition import Competition
 from sandmle.harness.grading import CompetitionReport, report_human_rank
-from sandmle.harness.grading_subprocess import grade_csv_bounded
+from sandmle.harness.grading_subprocess import GradingLimits, grade_csv_bounded
 from sandmle.harness.layout import SUBMISSION_DIR, SUBMISSION_PATH
 from sandmle.harness.samples import competition_for
 from sandmle.harness.submission_fetch import fetch_submission as fetch_from
@@ -71,7 +71,9 @@ async def fetch_submission(dest: Path, env: SandboxEnvironment | None = None) ->
 
 
 async def grade_sandbox_submission(
-    competition: Competition, env: SandboxEnvironment | None = None
+    competition: Competition,
+    env: SandboxEnvironment | None = None,
+    limits: GradingLimits | None = None,
 ) -> CompetitionReport:
     """Copy the sandbox's (default: the current sample's) submission out and grade it.
 
@@ -82,7 +84,7 @@ async def grade_sandbox_submission(
     with tempfile.TemporaryDirectory(prefix="sandmle-grade-") as tmp:
         dest = Path(tmp) / "submission.csv"
         problem = await fetch_submission(dest, env)
-        report = await asyncio.to_thread(grade_csv_bounded, dest, competition)
+        report = await asyncio.to_thread(grade_csv_bounded, dest, competition, limits)
     if problem is not None:
         report = report.model_copy(update={"invalid_reason": problem, "submission_exists": True})
     reason = report.invalid_reason

@@ -8,15 +8,19 @@ milestone reached) is an option for training, off by default in evaluation.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from inspect_ai.tool import Tool, bash, python, tool
 from inspect_ai.util import store
 
-from sandmle.harness.grading import CompetitionReport
+from sandmle.harness.grading import CompetitionReport, is_grader_error
+from sandmle.harness.grading_subprocess import GradingLimits
 from sandmle.harness.samples import COMPETITION_ROOT_KEY, competition_for
 from sandmle.harness.scorer import grade_sandbox_submission
 
 DEFAULT_COMMAND_TIMEOUT = 600
+VALIDATE_TIMEOUT_S = 300.0
+"""A format check the agent asks for is cut off sooner than the final grading."""
 STORE_ROOT_KEY = "sandmle:competition_root"
 
 
@@ -34,6 +38,8 @@ def milestone(report: CompetitionReport) -> str:
 
 
 def feedback_text(report: CompetitionReport, score_feedback: bool) -> str:
+    if is_grader_error(report):
+        return f"The check could not finish: {report.invalid_reason}"
     if not report.valid_submission:
         return f"Invalid submission: {report.invalid_reason}"
     if not score_feedback:
@@ -58,7 +64,9 @@ def validate_submission(score_feedback: bool = False) -> Tool:
         """
         root = store().get(STORE_ROOT_KEY)
         competition = competition_for({COMPETITION_ROOT_KEY: root})
-        report = await grade_sandbox_submission(competition)
+        limits = GradingLimits.from_env()
+        limits = replace(limits, timeout_s=min(limits.timeout_s, VALIDATE_TIMEOUT_S))
+        report = await grade_sandbox_submission(competition, limits=limits)
         return feedback_text(report, score_feedback)
 
     return execute

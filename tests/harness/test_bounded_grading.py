@@ -126,3 +126,16 @@ def test_a_grading_past_its_memory_limit_is_a_grader_error(
     report = grade_csv_bounded(path, plant, GradingLimits(memory_mb=1))
     assert is_grader_error(report), report.invalid_reason
     assert "memory" in report.invalid_reason or "died" in report.invalid_reason
+
+
+def test_the_agent_is_told_a_grader_failure_apart_from_a_bad_file(
+    plant: Competition, tmp_path: Path
+) -> None:
+    from sandmle.harness.tools import feedback_text
+
+    slow = grade_csv_bounded(
+        _big_submission(plant, tmp_path, 400_000), plant, GradingLimits(timeout_s=0.05)
+    )
+    assert feedback_text(slow, False).startswith("The check could not finish: grader error (")
+    wide = grade_csv_bounded(_wide_csv(tmp_path / "wide.csv", 100_000), plant)
+    assert feedback_text(wide, False) == f"Invalid submission: {wide.invalid_reason}"
