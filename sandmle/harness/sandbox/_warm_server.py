@@ -2,9 +2,10 @@
 
 Standard library only: sandmle is not importable in the sandbox. Started once per sample (as
 any exec: same uid, cgroup, seccomp, mounts), it imports the heavy libraries, says ``ready``
-on stdout and accepts runs on a listening unix socket it inherits (fd ``--fd``). For each
-connection it forks a monitor, which checks the request and forks the run's process from
-this clean parent, so no state of one run reaches the next. The run gets the client's argv,
+on stdout and serves runs on a listening unix socket it inherits (fd ``--fd``). It keeps one
+standby monitor forked, which has already forked the next run's process from this clean
+parent (so no fork is on a run's path, and no state of one run reaches the next); the
+standby accepts a connection, checks the request and hands it, fds and all, to that process. The run gets the client's argv,
 cwd, environment, umask, rlimits and stdin/stdout/stderr (passed with SCM_RIGHTS), and ends as
 a fresh interpreter would: traceback, exit status, ``atexit``, flushing.
 
@@ -172,9 +173,51 @@ def _children() -> list[int]:
     return found
 
 
-def _monitor(conn: socket.socket, listener: socket.socket, libc: ctypes.CDLL) -> Job | None:
-    """In the monitor process: serve one connection. Returns a Job only in the run's process."""
+def _standby(listener: socket.socket, notify_fd: int, libc: ctypes.CDLL) -> Job | None:
+    """A monitor with its run's process already forked, both waiting for the next connection,
+    so neither fork is on a run's path. Returns a Job only in the run's process."""
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        listener.close()
+        os.close(notify_fd)
+        return _await_run(theirs)
+    theirs.close()
+    conn = _accept(listener)
+    os.write(notify_fd, b".")  # the server forks the next standby
+    os.close(notify_fd)
     listener.close()
+    accepted = _handshake(conn)
+    if accepted is None:
+        ours.close()  # the waiting process sees EOF and exits
+        os.waitpid(pid, 0)
+        os._exit(0)
+    payload, fds = accepted
+    ours.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fd_bytes(fds))])
+    ours.close()
+    for fd in fds:
+        os.close(fd)
+    _relay(conn, pid)
+    os._exit(0)
+
+
+def _fd_bytes(fds: list[int]) -> bytes:
+    return array.array("i", fds).tobytes()
+
+
+def _accept(listener: socket.socket) -> socket.socket:
+    while True:
+        try:
+            conn, _ = listener.accept()
+            return conn
+        except OSError:
+            continue
+
+
+def _handshake(conn: socket.socket) -> tuple[bytes, list[int]] | None:
+    """Read and check the client's request; None when it runs cold (or went away)."""
     try:
         conn.settimeout(30)
         request, fds = _recv_request(conn)
@@ -182,23 +225,28 @@ def _monitor(conn: socket.socket, listener: socket.socket, libc: ctypes.CDLL) ->
         _log(f"cold: {reason}" if job is None else f"warm: {job.kind}")
         if job is None:
             conn.sendall(b"C" + reason.encode())
-            os._exit(0)
+            return None
         conn.sendall(b"R")
         if conn.recv(1) != b"G":
-            os._exit(0)  # the client gave up waiting and ran cold
+            return None  # the client gave up waiting and ran cold
     except (OSError, ValueError, EOFError, TypeError):
-        os._exit(1)
+        return None
     conn.settimeout(None)
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    pid = os.fork()
-    if pid == 0:
-        conn.close()
-        _become_run(request, fds)
-        return job
-    for fd in fds:
-        os.close(fd)
-    _relay(conn, pid)
-    os._exit(0)
+    data = marshal.dumps(request)
+    return _HEADER.pack(len(data)) + data, fds
+
+
+def _await_run(sock: socket.socket) -> Job:
+    """In a waiting run's process: take the request its monitor accepted, become that run."""
+    try:
+        request, fds = _recv_request(sock)
+    except (OSError, ValueError, EOFError, TypeError):
+        os._exit(0)  # the monitor's client ran cold or went away
+    sock.close()
+    job = parse_args([os.fsdecode(a) for a in request[0]], os.isatty(fds[0]))
+    assert job is not None  # the monitor checked it
+    _become_run(request, fds)
+    return job
 
 
 def _relay(conn: socket.socket, pid: int) -> None:
@@ -444,18 +492,21 @@ def _preload(modules: list[str]) -> None:
             print(f"warm: cannot preload {name}: {error!r}", file=sys.stderr)
 
 
-def _reap() -> None:
+def _reap() -> list[int]:
+    reaped = []
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return reaped
         if pid == 0:
-            return
+            return reaped
+        reaped.append(pid)
 
 
 def serve(listen_fd: int, modules: list[str]) -> Job:
-    """Preload, say ready, then fork a monitor per connection. Returns only in a run's process."""
+    """Preload, say ready, then keep a standby monitor (and its run's process) forked for the
+    next connection. Returns only in a run's process."""
     _preload(modules)
     gc.freeze()  # runs' collections skip the preloaded heap (no copy-on-write of it)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -466,22 +517,22 @@ def serve(listen_fd: int, modules: list[str]) -> Job:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)
     os.close(devnull)
+    notify_r, notify_w = os.pipe()
+    standby = 0  # the monitor waiting for the next connection
     while True:
-        ready, _, _ = select.select([listener], [], [], 1.0)
-        _reap()
-        if not ready:
-            continue
-        try:
-            conn, _ = listener.accept()
-        except OSError:
-            continue
-        pid = os.fork()
-        if pid == 0:
-            job = _monitor(conn, listener, libc)
-            if job is not None:
-                return job
-            os._exit(0)
-        conn.close()
+        if not standby:
+            standby = os.fork()
+            if standby == 0:
+                os.close(notify_r)
+                job = _standby(listener, notify_w, libc)
+                if job is not None:
+                    return job
+                os._exit(0)
+        ready, _, _ = select.select([notify_r], [], [], 1.0)
+        if ready and os.read(notify_r, 1):
+            standby = 0
+        if standby in _reap():  # it died before taking a connection
+            standby = 0
 
 
 def main() -> None:
