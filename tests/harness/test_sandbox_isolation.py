@@ -491,3 +491,31 @@ def test_cpus_caps_the_whole_sample(config: BwrapConfig) -> None:
     result, stats = in_sample(limited, body)
     assert result.success, result.stderr
     assert stats["nr_throttled"] > 0  # the CFS quota held the busy loop back
+
+
+def test_a_tool_that_cannot_run_python_errors_the_sample(tmp_path: Path) -> None:
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.solver import generate, use_tools
+    from inspect_ai.tool import bash
+    from inspect_ai.util import SandboxEnvironmentSpec
+
+    config = BwrapConfig(limits=LIMITS, base_dir=tmp_path / "sandboxes", required_modules=())
+    calls = [
+        ModelOutput.for_tool_call("mockllm", "bash", {"command": "PATH=/none; python train.py"}),
+        ModelOutput.from_content("mockllm", "done"),
+    ]
+    for call in calls:  # with usage given, Inspect counts no tokens (which needs a download)
+        call.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    task = Task(
+        dataset=[Sample(input="train")],
+        solver=[use_tools(bash()), generate()],
+        sandbox=SandboxEnvironmentSpec("bwrap", config),
+    )
+    model = get_model("mockllm/model", custom_outputs=calls)
+    log = inspect_eval(task, model=model, display="none", log_dir=str(tmp_path / "logs"))[0]
+    sample = (log.samples or [])[0]
+    assert sample.error is not None
+    assert "could not run in the sandbox" in sample.error.message

@@ -76,6 +76,16 @@ def _read_child_pid(info_fd: int) -> int | None:
         return None  # bwrap died before it got that far
 
 
+def _alive(child_pid: int) -> bool:
+    """Whether the sandbox's init (a bwrap process) still runs."""
+    try:
+        with open(f"/proc/{child_pid}/stat") as handle:
+            name, rest = handle.read().split(" (", 1)[1].rsplit(")", 1)
+    except OSError:
+        return False
+    return rest.split()[0] not in "ZX" and name == "bwrap"  # not exited, pid not reused
+
+
 def _wait_namespace_gone(child_pid: int, limit_s: float = 5.0) -> None:
     """Wait while the sandbox's init is alive.
 
@@ -83,14 +93,7 @@ def _wait_namespace_gone(child_pid: int, limit_s: float = 5.0) -> None:
     process in it is gone, so its end is the end of everything the exec started.
     """
     deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{child_pid}/stat") as handle:
-                name, rest = handle.read().split(" (", 1)[1].rsplit(")", 1)
-        except OSError:
-            return
-        if rest.split()[0] in "ZX" or name != "bwrap":  # exited, or the pid was reused
-            return
+    while time.monotonic() < deadline and _alive(child_pid):
         time.sleep(0.005)
 
 
@@ -194,7 +197,7 @@ async def run_limited(
             await process.aclose()
             child_pid = _read_child_pid(info_read)
             os.close(info_read)
-            if child_pid is not None:
+            if child_pid is not None and _alive(child_pid):  # usually gone already
                 await anyio.to_thread.run_sync(_wait_namespace_gone, child_pid)
     # A write that lands between two polls is caught here, after the exit.
     if disk_watch is not None and await anyio.to_thread.run_sync(dir_size, disk_watch.dirs) > (
