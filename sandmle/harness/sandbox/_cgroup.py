@@ -149,13 +149,13 @@ class SampleCgroup:
         name = "memory.max" if self.version == "v2" else "memory.limit_in_bytes"
         return int(self.paths[0].joinpath(name).read_text().strip())
 
-    def memory_peak(self) -> int:
-        """Most bytes the sample held at once (0 when the kernel does not say)."""
+    def memory_peak(self) -> int | None:
+        """Most bytes the sample held at once (None when the kernel does not say)."""
         name = "memory.peak" if self.version == "v2" else "memory.max_usage_in_bytes"
         try:
             return int(self.paths[0].joinpath(name).read_text().strip())
         except (OSError, ValueError):
-            return 0
+            return None
 
     def oom_kills(self) -> int:
         """Processes the kernel killed so far for passing the memory limit."""

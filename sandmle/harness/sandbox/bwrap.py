@@ -55,6 +55,7 @@ from ._files import locate, read_host_file, write_host_file
 from ._isolation import ISOLATION_EVENT, HostIsolation, warn_if_weaker
 from ._preflight import (
     AgentPythonError,
+    SandboxPreflightError,
     check_preflight,
     preflight_argv,
     python_failure,
@@ -268,13 +269,11 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     def check_limits(self) -> None:
         """Raise `SandboxPreflightError` unless the sample's cgroup and quota are in force."""
-        from ._preflight import SandboxPreflightError
-
         limits = self.config.limits
         if self.cgroup is not None:
             if self.cgroup.memory_limit() != limits.memory_mb * 1024**2:
                 raise SandboxPreflightError("the sample cgroup's memory limit did not take")
-            if self.cgroup.memory_peak() == 0:
+            if self.cgroup.memory_peak() == 0:  # None: this kernel does not say
                 raise SandboxPreflightError(
                     "sandboxed processes do not run in the sample's cgroup; check that "
                     "/sys/fs/cgroup is writable"
