@@ -501,3 +501,18 @@ def test_modules_are_stdlib_only() -> None:
             line for line in source.splitlines() if line.startswith(("import", "from"))
         )
     assert sys.executable
+
+
+def test_benchmark_tasks_turn_warm_python_on_unless_told(plant_dir: Path) -> None:
+    from sandmle.harness.competition import load_competition
+    from sandmle.harness.task import TaskLimits, competition_task
+
+    def warm_in(limits: TaskLimits) -> bool:
+        built = competition_task([load_competition(plant_dir)], name="t", limits=limits)
+        sandbox = built.dataset[0].sandbox
+        assert sandbox is not None and isinstance(sandbox.config, BwrapConfig)
+        return sandbox.config.warm_python.enabled
+
+    assert warm_in(TaskLimits())
+    assert not warm_in(TaskLimits.from_args({"warm_python": "false"}))
+    assert not BwrapConfig().warm_python.enabled  # a bare sandbox starts no server
