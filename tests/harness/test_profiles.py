@@ -1,11 +1,18 @@
+import shutil
 from pathlib import Path
 
 import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import sandbox
 
+from sandmle.benchmarks.mle_bench_lite.replicas import build_replicas
+from sandmle.benchmarks.mle_bench_lite.task import mle_bench_lite
 from sandmle.errors import SandmleError
 from sandmle.harness.profiles import DEFAULT_PROFILE, PROFILES, profile_values
-from sandmle.harness.sandbox import SandboxLimits
+from sandmle.harness.sandbox import BwrapSandboxEnvironment, SandboxLimits
 from sandmle.harness.sandbox._command import gpu_device_args
+from sandmle.harness.sandbox._isolation import host_isolation
 from sandmle.harness.task import TaskLimits
 
 
@@ -77,3 +84,59 @@ def test_gpu_devices_are_bound_into_bwrap(tmp_path: Path) -> None:
 def test_all_gpus_on_a_host_without_any_binds_nothing(tmp_path: Path) -> None:
     (tmp_path / "nvidiactl").touch()
     assert gpu_device_args(-1, tmp_path) == []
+
+
+@solver
+def _probe_limits() -> Solver:
+    """Test-only: reads the limits from inside the sandbox, and the sample's cgroup files."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        box = sandbox()
+        inside = await box.exec(["cat", "/proc/self/limits", "/proc/self/cgroup"])
+        shm = await box.exec(["df", "-Pk", "/dev/shm"])
+        state.metadata["inside"] = inside.stdout + shm.stdout
+        group = box.as_type(BwrapSandboxEnvironment).cgroup
+        files = {} if group is None else {str(p): _cgroup_values(p) for p in group.paths}
+        state.metadata["cgroup"] = files
+        return state
+
+    return solve
+
+
+def _cgroup_values(path: Path) -> dict[str, str]:
+    names = ("memory.limit_in_bytes", "memory.max", "pids.max", "cpu.cfs_quota_us", "cpu.max")
+    return {n: (path / n).read_text().strip() for n in names if (path / n).is_file()}
+
+
+def _limit(text: str, name: str) -> str:
+    (line,) = [line for line in text.splitlines() if line.startswith(name)]
+    return line[len(name) :].split()[0]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
+def test_mle_bench_profile_round_trips_into_the_sandbox(tmp_path: Path) -> None:
+    cid = "spooky-author-identification"
+    build_replicas(tmp_path / "data", [cid])
+    task = mle_bench_lite(data_dir=str(tmp_path / "data"), competitions=cid, profile="mle-bench")
+    assert task.time_limit == 24 * 3600 and task.message_limit == 1002
+    (log,) = inspect_eval(
+        task, model="mockllm/model", solver=_probe_limits(), log_dir=str(tmp_path / "logs"),
+        display="none",
+    )  # fmt: skip
+    assert log.status == "success", log.error
+    assert log.eval.task_args.get("profile") == "mle-bench"
+    (sample,) = log.samples or []
+    inside = sample.metadata["inside"]
+    assert _limit(inside, "Max cpu time") == str(4 * 24 * 3600)
+    assert _limit(inside, "Max file size") == str(65536 * 1024**2)
+    shm_kib = int(inside.strip().splitlines()[-1].split()[1])
+    assert shm_kib == 4096 * 1024  # df -Pk: the 4 GiB /dev/shm tmpfs
+    assert "memory" in inside and "pids" in inside  # in its own cgroup namespace
+    cgroup = sample.metadata["cgroup"]
+    if host_isolation().cgroup is not None:  # the sample's own cgroup carries the limits
+        values = {k: v for files in cgroup.values() for k, v in files.items()}
+        memory = values.get("memory.limit_in_bytes") or values.get("memory.max")
+        assert memory == str(65536 * 1024**2)
+        assert values["pids.max"] == "1024"
+        quota = values.get("cpu.cfs_quota_us") or values["cpu.max"].split()[0]
+        assert quota == "400000"  # 4 CPUs of 100 ms periods
