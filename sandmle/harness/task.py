@@ -17,7 +17,7 @@ from sandmle.errors import SandmleError
 from sandmle.harness.competition import Competition
 from sandmle.harness.profiles import DEFAULT_PROFILE, profile_values
 from sandmle.harness.samples import competition_dataset, competition_sample
-from sandmle.harness.sandbox import BwrapConfig, SandboxLimits, write_compose
+from sandmle.harness.sandbox import BwrapConfig, SandboxLimits, host_isolation, write_compose
 from sandmle.harness.sandbox.limits import (
     DEFAULT_CPU_TIME_S,
     DEFAULT_FILE_SIZE_MB,
@@ -187,6 +187,11 @@ def competition_task(
         name=name,
         metadata={
             "sandbox": limits.sandbox,
+            **(
+                {"sandbox_isolation": host_isolation().as_metadata()}
+                if limits.sandbox == "bwrap"
+                else {}
+            ),
             "profile": limits.profile,
             "limits": limits.model_dump(),
             **(metadata or {}),

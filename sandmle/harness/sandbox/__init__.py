@@ -1,5 +1,7 @@
 """Sandboxes for agent code: `bwrap` (bubblewrap, no Docker needed) and Docker compose."""
 
+from ._isolation import HostIsolation, host_isolation
+from ._preflight import AgentPythonError, SandboxPreflightError
 from .bwrap import (
     PUBLIC_DIR_METADATA_KEY,
     BwrapConfig,
@@ -18,12 +20,16 @@ from .limits import SandboxLimits
 __all__ = [
     "DEFAULT_IMAGE",
     "PUBLIC_DIR_METADATA_KEY",
+    "AgentPythonError",
     "BwrapConfig",
     "BwrapSandboxEnvironment",
     "BwrapUnavailableError",
+    "HostIsolation",
+    "SandboxPreflightError",
     "SandboxLimits",
     "build_image",
     "compose_for",
     "compose_yaml",
+    "host_isolation",
     "write_compose",
 ]
