@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -89,6 +91,37 @@ def _root(
     """sandmle: micro-scale sandboxes to train and judge machine-learning-engineering agents."""
 
 
+INSPECT_INPUT_ERRORS = ("Unknown solver", "Model API ")
+"""Starts of Inspect's ``ValueError`` messages that mean a mistyped name, not a bug."""
+DIRTY_LOG_DIR = "not associated with a task"
+
+
+@contextmanager
+def inspect_input_errors(log_dir: Path | None = None) -> Iterator[None]:
+    """Inspect's errors about bad input (unknown solver or model, a used log dir) as one line.
+
+    Inspect raises these before any sample runs, so nothing is lost by stopping.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        first = next(iter(str(exc).splitlines()), "")
+        if first.startswith(INSPECT_INPUT_ERRORS):
+            raise SandmleError(first.rstrip(".")) from None
+        raise
+    except Exception as exc:
+        # Inspect's PrerequisiteError (a user-facing error) lives in a private module: by name
+        if type(exc).__name__ != "PrerequisiteError":
+            raise
+        message = " ".join(str(getattr(exc, "message", exc)).split())
+        if DIRTY_LOG_DIR in message:
+            message = (
+                f"log dir {log_dir} holds logs of other evals; choose a new --log-dir "
+                "(the same command with the same arguments resumes)"
+            )
+        raise SandmleError(message) from None
+
+
 def _print_json(data: dict) -> None:
     typer.echo(json.dumps(data, indent=2))
 
@@ -144,18 +177,19 @@ def eval_command(
 
     if not any(arg.startswith("sandbox=") and arg != "sandbox=bwrap" for arg in task_arg):
         _agent_runtime_ready()
-    ok = run_eval(
-        benchmark,
-        model=model,
-        solver=solver,
-        task_args=parse_kv(task_arg, "-T"),
-        solver_args=parse_kv(solver_arg, "-S"),
-        model_args=parse_kv(model_arg, "-M"),
-        log_dir=log_dir,
-        limit=limit,
-        epochs=epochs,
-        max_samples=max_samples,
-    )
+    with inspect_input_errors(log_dir):
+        ok = run_eval(
+            benchmark,
+            model=model,
+            solver=solver,
+            task_args=parse_kv(task_arg, "-T"),
+            solver_args=parse_kv(solver_arg, "-S"),
+            model_args=parse_kv(model_arg, "-M"),
+            log_dir=log_dir,
+            limit=limit,
+            epochs=epochs,
+            max_samples=max_samples,
+        )
     typer.echo(f"logs: {log_dir}")
     raise typer.Exit(0 if ok else 1)
 
@@ -204,7 +238,8 @@ def study(
     from sandmle.study.runner import run_study
 
     spec = load_study(config)
-    ok = run_study(spec)
+    with inspect_input_errors(spec.resolved_log_dir()):
+        ok = run_study(spec)
     html = write_report(spec.resolved_log_dir())
     typer.echo(f"logs: {spec.resolved_log_dir()}\nreport: {html}")
     raise typer.Exit(0 if ok else 1)
