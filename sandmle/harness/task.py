@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
@@ -17,13 +18,21 @@ from sandmle.errors import SandmleError
 from sandmle.harness.competition import Competition
 from sandmle.harness.profiles import DEFAULT_PROFILE, profile_values
 from sandmle.harness.samples import competition_dataset, competition_sample
-from sandmle.harness.sandbox import BwrapConfig, SandboxLimits, host_isolation, write_compose
+from sandmle.harness.sandbox import (
+    DEFAULT_IMAGE,
+    BwrapConfig,
+    SandboxLimits,
+    host_isolation,
+    write_compose,
+)
+from sandmle.harness.sandbox.k8s import DEFAULT_DATA_CLAIM, write_values
 from sandmle.harness.sandbox.limits import (
     DEFAULT_CPU_TIME_S,
     DEFAULT_FILE_SIZE_MB,
     DEFAULT_SHM_MB,
     DEFAULT_THREADS,
 )
+from sandmle.harness.sandbox.runtime import AGENT_PYTHON_ENV, ensure_runtime
 from sandmle.harness.sandbox.warm import WarmPythonConfig
 from sandmle.harness.scorer import medal_scorer
 from sandmle.harness.solvers import guard, sample_setup
@@ -31,7 +40,7 @@ from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT, agent_tools
 
 logger = logging.getLogger(__name__)
 
-SandboxType = Literal["bwrap", "docker", "local"]
+SandboxType = Literal["bwrap", "docker", "k8s", "local"]
 
 DEFAULT_TIME_LIMIT = 1800
 """Seconds of wall time per sample; micro tasks run in seconds, agents need minutes."""
@@ -46,18 +55,61 @@ def default_agent(command_timeout: int = DEFAULT_COMMAND_TIMEOUT) -> Solver:
     return guard(basic_agent(tools=agent_tools(command_timeout), max_attempts=1))
 
 
-def sandbox_spec(
-    kind: SandboxType, competition: Competition, limits: SandboxLimits, warm_python: bool = False
-) -> SandboxEnvironmentSpec:
+def _sample_file(competition: Competition, folder: str, suffix: str) -> Path:
+    key = hashlib.sha1(str(competition.root).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / folder / f"{competition.id}-{key}{suffix}"
+
+
+def agent_image(limits: TaskLimits) -> str:
+    """The docker/k8s agent image: ``-T image``, else the default one built with the extras."""
+    if limits.image is not None:
+        return limits.image
+    if not limits.agent_extras:
+        return DEFAULT_IMAGE
+    return f"{DEFAULT_IMAGE.split(':')[0]}:{'-'.join(sorted(limits.agent_extras))}"
+
+
+def bwrap_python(extras: tuple[str, ...]) -> Path | None:
+    """The agent Python with ``extras`` (the agent runtime, built on first use); None: default."""
+    if not extras:
+        return None
+    configured = os.environ.get(AGENT_PYTHON_ENV)
+    if configured:
+        logger.warning(
+            "%s is set, so the agent runs on it; agent_extras %s are not installed by sandmle",
+            AGENT_PYTHON_ENV,
+            ", ".join(extras),
+        )
+        return Path(configured)
+    return ensure_runtime(extras).python
+
+
+def sandbox_spec(competition: Competition, limits: TaskLimits) -> SandboxEnvironmentSpec:
     """The sandbox for one competition's sample (only its public dir is ever mounted)."""
-    if kind == "bwrap":
-        warm = WarmPythonConfig(enabled=warm_python)
-        return SandboxEnvironmentSpec("bwrap", BwrapConfig(limits=limits, warm_python=warm))
-    if kind == "docker":
-        key = hashlib.sha1(str(competition.root).encode()).hexdigest()[:12]
-        path = Path(tempfile.gettempdir()) / "sandmle-compose" / f"{competition.id}-{key}.yaml"
-        write_compose(path, public_dir=competition.public_dir, limits=limits)
+    box = limits.sandbox_limits()
+    if limits.sandbox == "bwrap":
+        config = BwrapConfig(limits=box, warm_python=WarmPythonConfig(enabled=limits.warm_python))
+        python = bwrap_python(limits.agent_extras)
+        if python is not None:
+            config = config.model_copy(update={"python": python})
+        return SandboxEnvironmentSpec("bwrap", config)
+    if limits.sandbox == "docker":
+        path = _sample_file(competition, "sandmle-compose", ".yaml")
+        write_compose(
+            path, public_dir=competition.public_dir, image=agent_image(limits), limits=box
+        )
         return SandboxEnvironmentSpec("docker", str(path))
+    if limits.sandbox == "k8s":
+        path = _sample_file(competition, "sandmle-k8s", "-values.yaml")
+        write_values(
+            path,
+            public_dir=competition.public_dir,
+            competition_id=competition.id,
+            image=agent_image(limits),
+            limits=box,
+            data_claim=limits.k8s_data_claim,
+        )
+        return SandboxEnvironmentSpec("k8s", str(path))
     logger.warning(
         "sandbox 'local' does not isolate the agent: it can read the host, answers included"
     )
@@ -84,7 +136,8 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
     profile: str = DEFAULT_PROFILE
     """Budget profile the other fields default to: ``micro`` or ``mle-bench``."""
     sandbox: SandboxType = "bwrap"
-    """``bwrap`` (default, isolated), ``docker``, or ``local`` (no isolation)."""
+    """``bwrap`` (default, isolated), ``docker``, ``k8s`` (Inspect's Kubernetes sandbox), or
+    ``local`` (no isolation)."""
     time_limit: int | None = DEFAULT_TIME_LIMIT
     """Wall-clock seconds per sample."""
     message_limit: int | None = DEFAULT_MESSAGE_LIMIT
@@ -111,6 +164,13 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
     """GPUs passed in: 0 none, N the first N, -1 all."""
     threads: int = DEFAULT_THREADS
     """Threads numeric libraries start (``OMP_NUM_THREADS`` and kin)."""
+    agent_extras: tuple[str, ...] = ()
+    """Packages the agent gets beyond numpy/pandas/scikit-learn/scipy/pillow (bwrap: the agent
+    runtime built with them; docker/k8s: the image ``sandmle-agent:<extras>``)."""
+    image: str | None = None
+    """Agent image for docker and k8s; default ``sandmle-agent:latest`` (or with the extras)."""
+    k8s_data_claim: str = DEFAULT_DATA_CLAIM
+    """k8s: the PersistentVolumeClaim holding the data dir, laid out as on this host."""
     warm_python: bool = True
     """A warm interpreter per sample (bwrap): ``python`` runs skip the ML imports."""
     epochs: int = 1
@@ -170,9 +230,7 @@ def competition_task(
     box = limits.sandbox_limits()
     text = limits_text(limits.time_limit, limits.message_limit, box)
     samples = [
-        competition_sample(
-            c, sandbox=sandbox_spec(limits.sandbox, c, box, limits.warm_python), limits_text=text
-        )
+        competition_sample(c, sandbox=sandbox_spec(c, limits), limits_text=text)
         for c in competitions
     ]
     return Task(
