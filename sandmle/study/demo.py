@@ -10,18 +10,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+import yaml
 from rich.console import Console
 
+from sandmle.errors import SandmleError
+from sandmle.leaderboard.logs import load_logs
 from sandmle.study.config import BenchmarkEntry, ModelEntry, ScaffoldEntry, StudyConfig
 from sandmle.study.report import write_report
 from sandmle.study.runner import run_study
 
 DEMO_MODELS = ("sandmle/heuristic", "sandmle/sample-submission")
 TREE_SCAFFOLDS = ("aide", "aira_greedy", "aira_mcts", "aira_evo")
-DEMO_TASKS = ("loan-desk-000", "field-notes-001", "road-damage-002", "kiosk-sales-003")
-"""One task per modality of the built-in pack keeps the demo within minutes."""
+PACK_FILE = "pack.yaml"
 DEMO_STEPS = 2
 """Search steps per tree scaffold in the demo (their defaults are 20 and more)."""
+
+
+def demo_tasks(pack: Path) -> list[str]:
+    """The first task of each modality in the pack: the demo stays within minutes."""
+    index = yaml.safe_load((pack / PACK_FILE).read_text(encoding="utf-8")) or {}
+    first: dict[str, str] = {}
+    for entry in index.get("tasks", []):
+        first.setdefault(str(entry.get("modality")), str(entry["id"]))
+    return list(first.values())
 
 
 def demo_study(
@@ -32,7 +44,7 @@ def demo_study(
     scaffolds = [ScaffoldEntry(solver="react")]
     scaffolds += [ScaffoldEntry(solver=name, args=steps) for name in TREE_SCAFFOLDS]
     task_args: dict = {"pack": str(pack)}
-    chosen = tasks or ([] if full else list(DEMO_TASKS))
+    chosen = tasks or ([] if full else demo_tasks(pack))
     if chosen:
         task_args["tasks"] = ",".join(chosen)
     return StudyConfig(
@@ -52,7 +64,10 @@ def run_demo(
     tasks: list[str] | None = None,
     console: Console | None = None,
 ) -> bool:
-    """Run (or resume) the demo and report; True when every cell finished."""
+    """Run (or resume) the demo and report; True when every cell finished.
+
+    Raises ``SandmleError`` (one line) when no eval finished or a reference check fails.
+    """
     from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
 
     console = console or Console()
@@ -60,8 +75,51 @@ def run_demo(
         pack = builtin_pack_dir()
     console.print(f"built-in pack: {pack}")
     console.print(f"evaluating {', '.join(DEMO_MODELS)} under 5 scaffolds; logs in {log_dir}")
-    ok = run_study(demo_study(pack, log_dir, full, tasks))
+    study = demo_study(pack, log_dir, full, tasks)
+    ok = run_study(study)
+    loaded = load_logs([log_dir])
+    if loaded.runs.empty:
+        raise SandmleError(
+            f"demo failed: no eval finished under {log_dir} (`inspect view --log-dir {log_dir}` "
+            "shows why)"
+        )
     html = write_report(log_dir, console)
     console.print(f"HTML report: {html}")
     console.print(f"open the app: [bold]sandmle leaderboard {log_dir}[/bold]")
+    cells = len(study.models) * len(study.scaffolds) * len(study.benchmarks)
+    problems = reference_problems(loaded.samples, cells - len(loaded.runs))
+    if problems:
+        raise SandmleError("demo reference check failed: " + "; ".join(problems))
     return ok
+
+
+def _first_line(text: object, limit: int = 160) -> str:
+    line = next(iter(str(text).strip().splitlines()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def reference_problems(samples: pd.DataFrame, unfinished: int = 0) -> list[str]:
+    """What is wrong with a demo's results, each in a few words; empty when all is well.
+
+    The demo's two policies are references: every sample must be graded (an error is a
+    broken sandbox or harness, not a policy's failure), and the heuristic must win more
+    medals than handing in the sample submission.
+    """
+    problems = []
+    if unfinished:
+        problems.append(f"{unfinished} eval(s) did not finish")
+    errored = samples[~samples["scored"].astype(bool) | samples["error"].notna()]
+    if len(errored):
+        first = errored.iloc[0]
+        reason = _first_line(first["error"] or first["invalid_reason"])
+        problems.append(
+            f"{len(errored)} of {len(samples)} samples errored "
+            f"(first: {first['scaffold']} on {first['competition_id']}: {reason})"
+        )
+    rates = samples.groupby("model")["any_medal"].mean()
+    heuristic, floor = (rates.get(model, float("nan")) for model in DEMO_MODELS)
+    if not heuristic > floor:
+        problems.append(
+            f"{DEMO_MODELS[0]} any-medal {heuristic:.0%} is not above {DEMO_MODELS[1]} {floor:.0%}"
+        )
+    return problems

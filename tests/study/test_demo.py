@@ -8,15 +8,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from sandmle.study.demo import TREE_SCAFFOLDS
+from sandmle.study.demo import TREE_SCAFFOLDS, demo_tasks, reference_problems
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
 SCAFFOLDS = ("react", *TREE_SCAFFOLDS)
 
 
-def _demo(log_dir: Path) -> subprocess.CompletedProcess[str]:
+def _first_task() -> str:
+    from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
+
+    return demo_tasks(builtin_pack_dir())[0]
+
+
+def _demo(log_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
@@ -26,12 +33,12 @@ def _demo(log_dir: Path) -> subprocess.CompletedProcess[str]:
             "--log-dir",
             str(log_dir),
             "--task",
-            "loan-desk-000",
+            _first_task(),
         ],
         capture_output=True,
         text=True,
         timeout=900,
-        env={**os.environ, "COLUMNS": "120"},
+        env={**os.environ, "COLUMNS": "120", **env},
     )
 
 
@@ -79,3 +86,49 @@ def test_html_report_opens_in_chromium(demo_run: tuple[Path, str], tmp_path: Pat
         browser.close()
     for scaffold in SCAFFOLDS:
         assert scaffold in text
+
+
+def _samples(**columns: list) -> pd.DataFrame:
+    base = {
+        "model": ["sandmle/heuristic", "sandmle/sample-submission"],
+        "scaffold": ["react", "react"],
+        "competition_id": ["c", "c"],
+        "scored": [True, True],
+        "error": [None, None],
+        "invalid_reason": [None, None],
+        "any_medal": [1.0, 0.0],
+    }
+    return pd.DataFrame(base | columns)
+
+
+def test_reference_checks() -> None:
+    assert reference_problems(_samples()) == []
+    (tie,) = reference_problems(_samples(any_medal=[0.0, 0.0]))
+    assert tie == "sandmle/heuristic any-medal 0% is not above sandmle/sample-submission 0%"
+    errored = _samples(scored=[True, False], error=[None, "RuntimeError: no python\nmore"])
+    (problem,) = reference_problems(errored)
+    assert problem == "1 of 2 samples errored (first: react on c: RuntimeError: no python)"
+    assert reference_problems(_samples(), unfinished=3) == ["3 eval(s) did not finish"]
+
+
+def _failing_bwrap(folder: Path) -> dict[str, str]:
+    """A ``bwrap`` first on PATH that fails as an unprivileged container's does."""
+    folder.mkdir()
+    fake = folder / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
+@pytest.mark.parametrize("broken", ["agent_python", "bwrap"])
+def test_demo_with_a_broken_sandbox_fails_in_one_line(tmp_path: Path, broken: str) -> None:
+    if broken == "agent_python":
+        env = {"SANDMLE_AGENT_PYTHON": "/nonexistent/python3"}
+    else:
+        env = _failing_bwrap(tmp_path / "bin")
+    proc = _demo(tmp_path / "logs", **env)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: "), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    print(last)
