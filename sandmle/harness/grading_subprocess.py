@@ -75,17 +75,17 @@ def grade_csv_bounded(
 ) -> CompetitionReport:
     """:func:`grade_csv` in a forked child under ``limits`` (blocking; call from a thread)."""
     limits = limits or GradingLimits.from_env()
-    with _server().connect() as conn:
-        conn.send((str(submission_path), competition, limits.memory_mb, limits.timeout_s))
-        child = conn.recv()
-        if not conn.poll(limits.timeout_s):
-            _kill(child)
-            problem = f"grading ran past its {limits.timeout_s:g} s time limit"
-            return _limit_report(competition, submission_path, problem)
-        try:
+    try:
+        with _server().connect() as conn:
+            conn.send((str(submission_path), competition, limits.memory_mb, limits.timeout_s))
+            child = conn.recv()
+            if not conn.poll(limits.timeout_s):
+                _kill(child)
+                problem = f"grading ran past its {limits.timeout_s:g} s time limit"
+                return _limit_report(competition, submission_path, problem)
             kind, payload = conn.recv()
-        except EOFError:  # killed by a signal: RLIMIT_CPU, the OOM killer, a segfault
-            return _limit_report(competition, submission_path, "the grading process died")
+    except (EOFError, OSError):  # a signal (RLIMIT_CPU, the OOM killer, a segfault) ended it
+        return _limit_report(competition, submission_path, "the grading process died")
     if kind == "memory":
         problem = f"grading needed more than its {limits.memory_mb} MiB memory limit"
         return _limit_report(competition, submission_path, problem)
@@ -167,6 +167,7 @@ def _serve(address: str) -> None:
     listener.bind(address)
     listener.listen(64)
     print("ready", flush=True)
+    os.dup2(2, 1)  # nobody reads our stdout after this: a grader's prints go to stderr
     while True:
         ready, _, _ = select.select([sys.stdin, listener], [], [])
         if sys.stdin in ready:

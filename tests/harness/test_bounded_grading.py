@@ -139,3 +139,14 @@ def test_the_agent_is_told_a_grader_failure_apart_from_a_bad_file(
     assert feedback_text(slow, False).startswith("The check could not finish: grader error (")
     wide = grade_csv_bounded(_wide_csv(tmp_path / "wide.csv", 100_000), plant)
     assert feedback_text(wide, False) == f"Invalid submission: {wide.invalid_reason}"
+
+
+def test_a_dead_grading_server_is_started_again(plant: Competition) -> None:
+    from sandmle.harness import grading_subprocess
+
+    server = grading_subprocess._server()
+    server._process.kill()
+    server._process.wait()
+    report = grade_csv_bounded(plant.sample_submission_path, plant)
+    assert report.valid_submission
+    assert grading_subprocess._server() is not server
