@@ -25,6 +25,7 @@ from inspect_ai.model import (
 
 import sandmle.harness.sandbox.bwrap as bwrap_module
 from sandmle.benchmarks.synthetic.task import synthetic
+from sandmle.harness.sandbox import host_isolation
 from sandmle.harness.sandbox._samples import uid_pids
 
 from ..conftest import FIXTURES
@@ -153,6 +154,8 @@ def red_team_log(tmp_path_factory: pytest.TempPathFactory):
 def test_every_attack_fails_and_the_eval_completes(red_team_log: tuple) -> None:
     log, listener, plant_dir, attacks, _ = red_team_log
     assert log.status == "success", log.error
+    isolation = (log.eval.metadata or {})["sandbox_isolation"]  # what held, in the log
+    assert isolation["missing"] == list(host_isolation().missing)
     outputs = _tool_outputs(log, "plant-watering")
     assert len(outputs) == len(attacks) + 1  # every attack ran, then submit
     by_attack = dict(zip(attacks, outputs, strict=False))
