@@ -149,3 +149,56 @@ def test_build_image_without_engine_is_one_line_error(monkeypatch: pytest.Monkey
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+
+
+def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ")
+    return last
+
+
+def _eval_args(plant_dir: Path, log_dir: Path, model: str, solver: str) -> list[str]:
+    return ["eval", "synthetic", "-T", f"pack={plant_dir}", "-T", "sandbox=local",
+            "--model", model, "--solver", solver, "--log-dir", str(log_dir)]  # fmt: skip
+
+
+def test_unknown_solver_and_model_are_one_line_errors(plant_dir: Path, tmp_path: Path) -> None:
+    solver = _sandmle(*_eval_args(plant_dir, tmp_path / "a", "mockllm/model", "no_such_solver"))
+    assert "no_such_solver" in _one_line_error(solver)
+    model = _sandmle(*_eval_args(plant_dir, tmp_path / "b", "nope/model", "copy_sample_submission"))
+    assert "nope" in _one_line_error(model)
+    assert not list((tmp_path / "a").glob("*.eval")) and not list((tmp_path / "b").glob("*.eval"))
+
+
+def test_eval_into_a_log_dir_of_other_evals_refuses(plant_dir: Path, tmp_path: Path) -> None:
+    log_dir = tmp_path / "logs"
+    first = runner.invoke(
+        app, _eval_args(plant_dir, log_dir, "mockllm/model", "copy_sample_submission")
+    )
+    assert first.exit_code == 0, first.output
+    logs = sorted(log_dir.glob("*.eval"))
+    other = _sandmle(*_eval_args(plant_dir, log_dir, "mockllm/other", "copy_sample_submission"))
+    assert "holds logs of other evals" in _one_line_error(other)
+    assert sorted(log_dir.glob("*.eval")) == logs  # nothing written, nothing lost
+
+
+def test_leaderboard_missing_dirs_are_one_line_errors(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope")
+    assert "does not exist" in _one_line_error(_sandmle("leaderboard", "export", missing))
+    assert "does not exist" in _one_line_error(_sandmle("leaderboard", missing))
+    (tmp_path / "empty").mkdir()
+    empty = _sandmle(
+        "leaderboard", "export", str(tmp_path / "empty"), "-o", str(tmp_path / "r.html")
+    )
+    assert "no finished sandmle logs" in _one_line_error(empty)
+
+
+def test_every_command_has_help() -> None:
+    commands = [[], ["eval"], ["demo"], ["study"], ["grade"], ["thresholds"], ["leaderboard"],
+                ["leaderboard", "export"], ["train"], ["synth"], ["sandbox"]]  # fmt: skip
+    for command in commands:
+        result = runner.invoke(app, [*command, "--help"])
+        assert result.exit_code == 0, (command, result.output)
+        assert "Usage" in result.output
