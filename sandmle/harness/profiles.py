@@ -3,7 +3,7 @@
 A profile is plain data, the values of ``TaskLimits`` fields; any ``-T`` value given
 explicitly overrides the profile's. ``micro`` is the default (small synthetic tasks run
 in seconds); ``mle-bench`` is MLE-bench's own budget: 24 h and 500 agent steps per
-competition, a 4 GB ``/dev/shm``, 4 CPUs and the host's GPUs (MLE-bench's
+competition, a 4 GB ``/dev/shm``, 4 CPUs, the host's GPUs and an ML stack (MLE-bench's
 ``environment/config/container_configs/default.json`` and its agents' ``TIME_LIMIT_SECS``
 and ``STEP_LIMIT``).
 """
@@ -33,6 +33,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "cpus": None,
         "gpus": 0,
         "threads": 1,
+        "agent_extras": (),
     },
     "mle-bench": {
         "time_limit": 24 * 3600,
@@ -49,6 +50,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "cpus": 4.0,
         "gpus": -1,
         "threads": 4,
+        # MLE-bench's agent image carries a full ML stack; these are the agent runtime's
+        # tested extras beyond numpy/pandas/scikit-learn/scipy/pillow.
+        "agent_extras": ("lightgbm", "xgboost", "torch"),
     },
 }
 """Every profile, by name. Keys are ``TaskLimits`` fields (checked by the tests)."""

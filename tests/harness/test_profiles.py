@@ -20,7 +20,9 @@ from sandmle.harness.task import TaskLimits
 def test_every_profile_value_is_a_task_limit_and_validates(name: str) -> None:
     assert set(PROFILES[name]) <= set(TaskLimits.model_fields)
     limits = TaskLimits.from_args({"profile": name})
-    assert {k: getattr(limits, k) for k in PROFILES[name]} == PROFILES[name]
+    assert {k: getattr(limits, k) for k in PROFILES[name]} == {
+        k: tuple(v) if isinstance(v, list) else v for k, v in PROFILES[name].items()
+    }
 
 
 def test_micro_is_the_default_and_equals_the_field_defaults() -> None:
@@ -117,7 +119,10 @@ def _limit(text: str, name: str) -> str:
 def test_mle_bench_profile_round_trips_into_the_sandbox(tmp_path: Path) -> None:
     cid = "spooky-author-identification"
     build_replicas(tmp_path / "data", [cid])
-    task = mle_bench_lite(data_dir=str(tmp_path / "data"), competitions=cid, profile="mle-bench")
+    # agent_extras off: building a runtime with torch is for the runtime's own (slow) tests.
+    task = mle_bench_lite(
+        data_dir=str(tmp_path / "data"), competitions=cid, profile="mle-bench", agent_extras=[]
+    )
     assert task.time_limit == 24 * 3600 and task.message_limit == 1002
     (log,) = inspect_eval(
         task, model="mockllm/model", solver=_probe_limits(), log_dir=str(tmp_path / "logs"),
@@ -140,3 +145,29 @@ def test_mle_bench_profile_round_trips_into_the_sandbox(tmp_path: Path) -> None:
         assert values["pids.max"] == "1024"
         quota = values.get("cpu.cfs_quota_us") or values["cpu.max"].split()[0]
         assert quota == "400000"  # 4 CPUs of 100 ms periods
+
+
+def test_agent_extras_pick_the_agent_python(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from sandmle.harness import task as task_module
+
+    built: list[tuple[str, ...]] = []
+
+    class _Runtime:
+        python = tmp_path / "runtime" / "bin" / "python"
+
+    def ensure(extras: tuple[str, ...]) -> _Runtime:
+        built.append(tuple(extras))
+        return _Runtime()
+
+    monkeypatch.delenv("SANDMLE_AGENT_PYTHON", raising=False)
+    monkeypatch.setattr(task_module, "ensure_runtime", ensure)
+    assert task_module.bwrap_python(("lightgbm",)) == _Runtime.python
+    assert task_module.bwrap_python(()) is None and built == [("lightgbm",)]
+    monkeypatch.setenv("SANDMLE_AGENT_PYTHON", "/opt/mine/bin/python")
+    assert task_module.bwrap_python(("torch",)) == Path("/opt/mine/bin/python")
+    limits = TaskLimits.from_args({"profile": "mle-bench"})
+    assert task_module.agent_image(limits) == "sandmle-agent:lightgbm-torch-xgboost"
+    assert task_module.agent_image(limits.model_copy(update={"image": "r/a:1"})) == "r/a:1"
+    assert task_module.agent_image(TaskLimits()) == "sandmle-agent:latest"
