@@ -5,14 +5,19 @@ C modules ``_socket``/``_signal``: ``socket``/``signal`` would cost ~10 ms of im
 sends argv, cwd, environment, umask, rlimits and fds 0-2 to the sample's warm server, relays
 the signals it gets, and exits as the run did (same code, or killed by the same signal).
 Whatever the server cannot serve (flags such as ``-m``, an environment that changes what the
-libraries saw at import, no server yet) is exec'd on the real interpreter: the agent's call
+libraries saw at import, a dead server) is exec'd on the real interpreter: the agent's call
 behaves exactly as without the shim.
 """
+
+from __future__ import annotations  # any python3 may run this: annotations stay text
 
 import os
 import sys
 
 CONNECT_TIMEOUT_S = 3.0
+READY_TIMEOUT_S = 600.0
+"""How long a run waits for a server still importing (waiting costs less than importing
+again alongside it); past it, or if the server dies, the run goes cold."""
 RELAYED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
 RLIMITS = (
     "RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE",
@@ -72,11 +77,12 @@ def handshake(payload: bytes):  # -> _socket.socket | None
         fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))  # C ints
         sent = conn.sendmsg([payload], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
         conn.sendall(payload[sent:])
+        conn.settimeout(READY_TIMEOUT_S)
         if conn.recv(256)[:1] != b"R":
             conn.close()
             return None
         conn.sendall(b"G")
-    except OSError:  # no server (yet), refused, or too slow to answer: run cold
+    except OSError:  # no server, refused, or too slow to answer: run cold
         conn.close()
         return None
     conn.settimeout(None)

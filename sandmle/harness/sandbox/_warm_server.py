@@ -4,16 +4,20 @@ Standard library only: sandmle is not importable in the sandbox. Started once pe
 any exec: same uid, cgroup, seccomp, mounts), it imports the heavy libraries, says ``ready``
 on stdout and serves runs on a listening unix socket it inherits (fd ``--fd``). It keeps one
 standby monitor forked, which has already forked the next run's process from this clean
-parent (so no fork is on a run's path, and no state of one run reaches the next); the
-standby accepts a connection, checks the request and hands it, fds and all, to that process. The run gets the client's argv,
-cwd, environment, umask, rlimits and stdin/stdout/stderr (passed with SCM_RIGHTS), and ends as
-a fresh interpreter would: traceback, exit status, ``atexit``, flushing.
+parent (so no fork is on a run's path, and no state of one run reaches the next); the standby
+accepts a connection, checks the request and hands it, fds and all, to that process. The run
+gets the client's argv, cwd, environment, umask, rlimits, ignored signals and
+stdin/stdout/stderr (passed with SCM_RIGHTS), and ends as a fresh interpreter would:
+traceback, exit status, non-daemon threads joined, ``atexit``, flushing.
 
-Protocol (client first): request = 4-byte length + marshal((args, cwd, env, umask, rlimits))
-with fds 0-2 attached; monitor answers ``R`` (can serve) or ``C`` (run cold yourself); client
-answers ``G``; then the client may send ``S`` + signal byte at any time; the monitor ends
-with ``X`` + marshal((exited, code_or_signal)). A client that goes away kills the run.
+Protocol (client first): request = 4-byte length + marshal((args, cwd, env, umask, rlimits,
+ignored signals)) with fds 0-2 attached; the monitor answers ``R`` (can serve) or ``C`` (run
+cold yourself); the client answers ``G``; then the client may send ``S`` + signal byte at any
+time; the monitor ends with ``X`` + marshal((exited, code or signal)). A client that goes
+away (the exec killed for time or output) takes the run and all it started with it.
 """
+
+from __future__ import annotations  # any python3 may run this: annotations stay text
 
 import array
 import builtins

@@ -8,10 +8,11 @@ instead of an interpreter start plus numpy/pandas/scikit-learn/scipy imports.
 The agent keeps calling ``python``: a shim named ``python``/``python3`` leads PATH and hands
 ``python script.py``, ``python -c`` and ``python -`` to the server over a unix socket (fds
 passed with SCM_RIGHTS); anything else (``-m``, another interpreter, a venv the agent made,
-an import-time environment change, no server yet) runs cold on the real interpreter.
+an import-time environment change, a dead server) runs cold on the real interpreter. A run
+that comes while the server still imports waits for it rather than importing alongside it.
 
 Host side, here: the per-sample warm dir (shims, server script, socket), starting the server
-and making its socket visible only once it is ready, and stopping it.
+and listening on its socket from the start, and stopping it.
 """
 
 from __future__ import annotations
@@ -101,56 +102,61 @@ class WarmServer:
     process: subprocess.Popen
     host_dir: Path
     ready: threading.Event
+    stopped: bool = False
 
     def stop(self) -> None:
         """Kill the server's sandbox (every run it forked dies with its PID namespace)."""
+        self.stopped = True
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
 
 
-def _listen(host_dir: Path, uid: int | None) -> tuple[socket.socket, Path]:
-    """A listening socket bound at a hidden name; renamed to SOCKET_NAME once the server is up."""
-    pending = host_dir / f".{SOCKET_NAME}-starting"
+def _listen(host_dir: Path, uid: int | None) -> socket.socket:
+    """The server's listening socket, there from the start: a run that comes while the server
+    still imports waits in the backlog (cheaper than importing everything a second time)."""
+    path = host_dir / SOCKET_NAME
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(pending))
+    listener.bind(str(path))
     if uid is not None:
-        os.chown(pending, uid, uid)
-    os.chmod(pending, 0o600)
+        os.chown(path, uid, uid)
+    os.chmod(path, 0o600)
     listener.listen(64)
-    return listener, pending
+    return listener
 
 
-def _await_ready(server: WarmServer, pending: Path) -> None:
-    """Publish the socket when the server says ready; never, if it dies first."""
-    assert server.process.stdout is not None
-    line = server.process.stdout.readline()
-    if line == READY_LINE:
-        os.rename(pending, server.host_dir / SOCKET_NAME)
-        server.ready.set()
-    else:
-        logger.warning(
-            "warm python server in %s exited before it was ready (see %s); runs stay cold",
-            server.host_dir.parent,
-            server.host_dir.parent / LOG_NAME,
-        )
+def _await_ready(server: WarmServer) -> None:
+    """Set `ready` when the server says so; log (once) if it dies before."""
+    stdout = server.process.stdout
+    assert stdout is not None
+    with stdout:  # this thread owns the pipe; the server stops writing once ready
+        for line in iter(stdout.readline, b""):  # a library may print at import
+            if line == READY_LINE:
+                server.ready.set()
+                return
+    if server.stopped:  # the sample ended first
+        return
+    logger.warning(
+        "warm python server in %s exited before it was ready (see %s); runs stay cold",
+        server.host_dir.parent,
+        server.host_dir.parent / LOG_NAME,
+    )
 
 
 def start_server(
     spawn: Spawn, root: Path, python: str, config: WarmPythonConfig, uid: int | None
 ) -> WarmServer:
-    """Start the sample's server in the background; runs are cold until it is ready.
+    """Start the sample's server in the background; a run that comes before it is ready
+    waits for it (if it dies instead, that run and the next are cold).
 
     Must be called from the event loop's thread: bwrap's --die-with-parent fires when the
     thread that started it ends.
     """
     host_dir = root / HOST_DIR_NAME
-    listener, pending = _listen(host_dir, uid)
+    listener = _listen(host_dir, uid)
     fd = listener.fileno()
     cmd = [python, f"{WARM_DIR}/{SERVER_SCRIPT}", "--fd", str(fd)]
     cmd += ["--preload", ",".join(config.preload)]
@@ -161,5 +167,5 @@ def start_server(
         listener.close()  # only the server holds it: a dead server refuses, never hangs
         os.close(log_fd)
     server = WarmServer(process=process, host_dir=host_dir, ready=threading.Event())
-    threading.Thread(target=_await_ready, args=(server, pending), daemon=True).start()
+    threading.Thread(target=_await_ready, args=(server,), daemon=True).start()
     return server
