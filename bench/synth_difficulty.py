@@ -1,7 +1,17 @@
-"""Difficulty: share of a pack's tasks where the strong baseline reaches each tier (JSON).
+"""Difficulty: three independent learners on a synthetic pack, medal distribution per modality.
 
-A pack where every baseline reaches gold teaches nothing; this says how far from that it is.
-Usage: python bench/synth_difficulty.py [PACK_DIR]   (default: a fresh 100-task pack)
+Each learner reads only the task's public files (train.csv, test.csv, images) and, for the
+structure-aware one, the rule's *form* from generation/rule.json (never its weights, never
+the answers). Their submissions are graded by the real grader. Prints JSON:
+
+* per modality and learner, the share of tasks at each tier (gold/silver/bronze/
+  above_median/none);
+* the acceptance figures: the constant never above median, the generic learner between
+  median and gold on >= 70% of tasks, the structure-aware learner gold on >= 90%, and every
+  band between adjacent milestones >= 2 bootstrap sds (sigma re-estimated here from the
+  generic and structure-aware submissions on 60 resamples of the test rows).
+
+Usage: python bench/synth_difficulty.py [PACK_DIR]   (default: a fresh 40-task pack, seed 123)
 """
 
 from __future__ import annotations
@@ -9,31 +19,87 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+import numpy as np
+
+from sandmle.benchmarks.synthetic import targets as tg
+from sandmle.benchmarks.synthetic.determinism import load_blueprint
+from sandmle.benchmarks.synthetic.developer import HiddenRule
+from sandmle.benchmarks.synthetic.learners import LEARNERS, PublicData, ladder
+from sandmle.benchmarks.synthetic.mlops import bootstrap_ladder
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
-from sandmle.harness.grading import grade_csv
+from sandmle.harness.grading import grade_frame
 from sandmle.harness.pack import load_pack
+from sandmle.harness.submission import read_csv_reference
 
 TIERS = ("gold", "silver", "bronze", "above_median", "none")
+SIZE, SEED = 40, 123
 
 
 def _tier(report) -> str:
+    if not report.valid_submission:
+        return "invalid"
     for tier in TIERS[:-1]:
         if getattr(report, f"{tier}_medal" if tier != "above_median" else tier):
             return tier
     return "none"
 
 
+def task_result(competition) -> dict:
+    """Tiers of the three learners and the band widths in sigma for one task."""
+    bp = load_blueprint(competition.root)
+    rule = HiddenRule.model_validate_json(
+        (competition.root / "generation/rule.json").read_text(encoding="utf-8")
+    )
+    rule = HiddenRule(kind=rule.kind, summary="", params={"structure": rule.params["structure"]})
+    public = PublicData.from_folder(competition.public_dir)
+    predictions = ladder(bp, rule, public)
+    ids = public.test[bp.domain.id_column]
+    frames = {}
+    tiers = {}
+    for name in LEARNERS:
+        frame = tg.submission_frame(bp, ids, predictions[name])
+        with tempfile.NamedTemporaryFile("w", suffix=".csv") as handle:
+            frame.to_csv(handle.name, index=False, float_format="%.8g")
+            frames[name] = read_csv_reference(handle.name)
+        tiers[name] = _tier(grade_frame(frames[name], competition))
+    answers = read_csv_reference(competition.answers_path)
+    spread = bootstrap_ladder(
+        competition.config,
+        answers,
+        {k: frames[k] for k in ("generic", "structure")},
+        np.random.default_rng(0),
+    )
+    t = competition.config.thresholds
+    values = [t.median, t.bronze, t.silver, t.gold]
+    bands = [abs(b - a) / spread.sigma for a, b in zip(values, values[1:], strict=False)]
+    return {"modality": bp.dna.modality, "tiers": tiers, "min_band_sigma": round(min(bands), 3)}
+
+
 def difficulty(pack_dir: Path) -> dict:
     pack = load_pack(pack_dir)
-    result: dict = {"tasks": len(pack)}
-    for baseline in ("dummy", "linear", "strong", "oracle"):
-        tiers = [
-            _tier(grade_csv(c.root / f"generation/submissions/{baseline}.csv", c))
-            for c in pack.competitions
-        ]
-        result[baseline] = {t: round(tiers.count(t) / len(tiers), 3) for t in TIERS}
+    rows = [task_result(c) for c in pack.competitions]
+    result: dict = {"tasks": len(rows), "by_modality": {}}
+    for modality in sorted({r["modality"] for r in rows}):
+        group = [r for r in rows if r["modality"] == modality]
+        result["by_modality"][modality] = {
+            "tasks": len(group),
+            **{
+                name: {t: sum(r["tiers"][name] == t for r in group) for t in (*TIERS, "invalid")}
+                for name in LEARNERS
+            },
+        }
+    n = len(rows)
+    between = sum(r["tiers"]["generic"] in ("above_median", "bronze", "silver") for r in rows)
+    result["acceptance"] = {
+        "constant_above_median": sum(r["tiers"]["constant"] not in ("none",) for r in rows),
+        "generic_between_median_and_gold_share": round(between / n, 3),
+        "structure_gold_share": round(sum(r["tiers"]["structure"] == "gold" for r in rows) / n, 3),
+        "min_band_sigma": min(r["min_band_sigma"] for r in rows),
+        "tasks_with_band_below_2_sigma": sum(r["min_band_sigma"] < 2 for r in rows),
+    }
     return result
 
 
@@ -42,5 +108,12 @@ if __name__ == "__main__":
         print(json.dumps(difficulty(Path(sys.argv[1])), indent=2))
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            generate_pack(PackSpec(n=100, seed=123), Path(tmp) / "p", workers=2, progress=False)
-            print(json.dumps(difficulty(Path(tmp) / "p"), indent=2))
+            start = time.perf_counter()
+            spec = PackSpec(n=SIZE, seed=SEED, secret="synth-difficulty-bench-secret")
+            outcomes = generate_pack(spec, Path(tmp) / "p", workers=2, progress=False)
+            generated = time.perf_counter() - start
+            report = difficulty(Path(tmp) / "p")
+            report["generation_seconds"] = round(generated, 1)
+            report["rejected_attempts"] = sum(len(o.rejections) for o in outcomes)
+            report["empty_slots"] = sum(o.task_id is None for o in outcomes)
+            print(json.dumps(report, indent=2))

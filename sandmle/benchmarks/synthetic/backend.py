@@ -13,10 +13,11 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from sandmle.benchmarks.synthetic.baselines import BaselineScores, predict_baselines
+from sandmle.benchmarks.synthetic.baselines import predict_baselines
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
 from sandmle.benchmarks.synthetic.developer import DevelopedTask, develop
-from sandmle.benchmarks.synthetic.mlops import Milestones, place_milestones
+from sandmle.benchmarks.synthetic.learners import PublicData
+from sandmle.benchmarks.synthetic.mlops import Ladder, Milestones, place_milestones
 from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
 from sandmle.benchmarks.synthetic.writer import Description, write_description
 from sandmle.errors import SandmleError
@@ -35,12 +36,14 @@ class GeneratorBackend(Protocol):
         """MLE Developer: blueprint → hidden rule and data (deterministic for a blueprint)."""
         ...
 
-    def baselines(self, blueprint: Blueprint, task: DevelopedTask) -> dict[str, np.ndarray]:
-        """MLE Developer: canonical test predictions of dummy, linear, strong and oracle."""
+    def baselines(
+        self, blueprint: Blueprint, task: DevelopedTask, public: PublicData
+    ) -> dict[str, np.ndarray]:
+        """MLE Developer: canonical test predictions of the learner ladder and the oracle."""
         ...
 
-    def mlops(self, blueprint: Blueprint, scores: BaselineScores) -> Milestones:
-        """MLOps Engineer: grader options and thresholds."""
+    def mlops(self, blueprint: Blueprint, ladder: Ladder) -> Milestones:
+        """MLOps Engineer: grader options and noise-aware thresholds."""
         ...
 
     def writer(
@@ -100,11 +103,13 @@ class ProceduralBackend:
     def developer(self, blueprint: Blueprint) -> DevelopedTask:
         return develop(blueprint)
 
-    def baselines(self, blueprint: Blueprint, task: DevelopedTask) -> dict[str, np.ndarray]:
-        return predict_baselines(blueprint, task)
+    def baselines(
+        self, blueprint: Blueprint, task: DevelopedTask, public: PublicData
+    ) -> dict[str, np.ndarray]:
+        return predict_baselines(blueprint, task, public)
 
-    def mlops(self, blueprint: Blueprint, scores: BaselineScores) -> Milestones:
-        return place_milestones(blueprint, scores)
+    def mlops(self, blueprint: Blueprint, ladder: Ladder) -> Milestones:
+        return place_milestones(blueprint, ladder)
 
     def writer(
         self, blueprint: Blueprint, task: DevelopedTask, sample: pd.DataFrame

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-GENERATOR_VERSION = "0.1.0"
+GENERATOR_VERSION = "0.2.0"
 """Bumped whenever the same seed would give different bytes."""
 
 Modality = Literal["tabular", "text", "image", "time-series"]
@@ -114,7 +114,7 @@ class Blueprint(BaseModel):
     generator_version: str = GENERATOR_VERSION
     """Generator version."""
     entropy: list[int]
-    """Seed sequence entropy: pack seed, task index, attempt."""
+    """Seed sequence entropy: the secret's salt words, pack seed, task index, attempt."""
     dna: StructuralDNA
     """Structure kept from the seed task."""
     domain: MutatedDomain
@@ -127,3 +127,5 @@ class Blueprint(BaseModel):
     """Test rows (graded)."""
     params: dict[str, float | int | str] = Field(default_factory=dict)
     """Modality knobs (image size, series length, signal strength)."""
+    form: list[str] = Field(default_factory=list)
+    """The hidden rule's form: the term kinds the developer composes (empty: its own choice)."""

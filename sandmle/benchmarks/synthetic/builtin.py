@@ -1,4 +1,4 @@
-"""The built-in pack: 12 tasks from a fixed seed, generated on demand into a cache folder.
+"""The built-in demo pack: 12 tasks from a fixed seed and a public secret, generated on demand.
 
 It is never shipped as data and never written inside the installed package (an agent's
 sandbox may see site-packages; private answers must not be there). The package carries
@@ -14,6 +14,7 @@ from pathlib import Path
 from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION
 from sandmle.benchmarks.synthetic.determinism import file_digests
 from sandmle.benchmarks.synthetic.packs import PackSpec, regenerate_into
+from sandmle.benchmarks.synthetic.secret import DEMO_SECRET
 from sandmle.errors import SandmleError
 
 BUILTIN_SEEDS = [
@@ -30,7 +31,11 @@ BUILTIN_SEEDS = [
     "ranzcr-clip-catheter-line-classification",  # image multi-label
     "store-sales-time-series-forecasting",  # time-series forecasting
 ]
-BUILTIN_SPEC = PackSpec(name="sandmle-builtin", n=12, seed=20250101, seed_ids=BUILTIN_SEEDS)
+# A demo pack: its secret is public (in code) so anyone can regenerate it byte for byte, which
+# also means its answers are not hidden from a determined agent. Hidden packs use a secret.
+BUILTIN_SPEC = PackSpec(
+    name="sandmle-builtin", n=12, seed=20250101, seed_ids=BUILTIN_SEEDS, secret=DEMO_SECRET
+)
 MANIFEST_PATH = Path(__file__).with_name("builtin_pack_sha256.txt")
 
 

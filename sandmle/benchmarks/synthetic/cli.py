@@ -19,6 +19,7 @@ from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
 from sandmle.benchmarks.synthetic.release import import_release
 from sandmle.benchmarks.synthetic.release_evaluator import DEFAULT_TIMEOUT_S
 from sandmle.benchmarks.synthetic.sanity import Failure, check_directory
+from sandmle.benchmarks.synthetic.secret import read_secret
 from sandmle.benchmarks.synthetic.seeds import SEEDS
 from sandmle.errors import SandmleError
 
@@ -61,6 +62,14 @@ def generate(
     ] = None,
     name: Annotated[str, typer.Option("--name", help="Pack name.")] = "synthetic",
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="Processes.")] = None,
+    secret_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--secret-file",
+            help="File holding the pack secret (same secret + seed = same bytes). "
+            "Default: a fresh random secret, saved to <out>/generation/secret.txt.",
+        ),
+    ] = None,
 ) -> None:
     """Generate a pack of N tasks that all pass the sanity gate."""
     if backend not in backend_names():
@@ -77,6 +86,7 @@ def generate(
         seed_ids=_split(seeds),
         backend=backend,
         model=model,
+        secret=read_secret(secret_file) if secret_file else None,
     )
     outcomes = generate_pack(spec, out, workers=workers)
     accepted = [o for o in outcomes if o.task_id]

@@ -1,17 +1,18 @@
-"""MLOps Engineer: the grader options and the milestones, placed from the baseline scores.
+"""MLOps Engineer: grader options and noise-aware milestones placed from the baseline ladder.
 
-The rule (scores in "goodness" g: the score, negated when lower is better):
+Scores are in "goodness" g (the score, negated when lower is better). Each learner's
+submission is graded by the real grader on ``N_BOOTSTRAP`` resamples of the test rows, which
+gives the test-set noise sigma of a score (the larger of the generic and structure-aware
+learners' bootstrap standard deviations). Then:
 
-* median = the better of dummy and linear: a submission must beat the simple baselines
-  to be above median;
-* gold = halfway from max(strong, median) to the oracle: the strong off-the-shelf model
-  rarely reaches it, the rule itself always does;
-* bronze = median + 40% of (gold - median), silver = median + 70%.
+* median = generic - 0.5 sigma: a rule-agnostic, CV-tuned model is above median, no more;
+* gold = structure - 0.5 sigma: the rule's form applied to the noisy public features reaches
+  gold (the answers file never sets a milestone);
+* bronze and silver split median..gold in three equal bands.
 
-Gold is rounded down (in g) to the 5-decimal grid, so the oracle still reaches it, and all
-four are rounded to 5 decimals, the precision scores are graded at.
-A task whose oracle is not clearly better than its simple baselines gets thresholds that are
-not strictly monotonic, and the sanity gate rejects it.
+The task is rejected (``NoisyMilestones``) unless every band between adjacent milestones is
+at least ``MIN_BAND_SIGMA`` sigma wide and the best constant is at least ``MIN_CONSTANT_GAP``
+sigma below the median: a medal must mean more than a lucky test draw.
 """
 
 from __future__ import annotations
@@ -19,15 +20,57 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from sandmle.benchmarks.synthetic.baselines import BaselineScores
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
-from sandmle.harness.competition import Thresholds
+from sandmle.errors import InvalidSubmission
+from sandmle.harness.competition import CompetitionConfig, Thresholds, metric_direction
+from sandmle.harness.graders import get_grader
 
 DECIMALS = 5
-BRONZE_SHARE, SILVER_SHARE, GOLD_SHARE = 0.4, 0.7, 0.5
-RULE = "median=max(dummy,linear); gold=a+0.5*(oracle-a), a=max(strong,median); bronze/silver at 40%/70%"
+N_BOOTSTRAP = 60
+MIN_BAND_SIGMA = 2.0
+MIN_CONSTANT_GAP = 1.0
+MARGIN_SIGMA = 0.5
+RULE = (
+    "sigma=max bootstrap sd(generic, structure); median=generic-0.5sigma; "
+    "gold=structure-0.5sigma; bronze/silver split median..gold in thirds; "
+    "reject unless each band >= 2 sigma and constant <= median-1 sigma"
+)
+
+
+class NoisyMilestones(ValueError):
+    """The ladder does not leave room for milestones wider than the test-set noise."""
+
+
+class LadderScore(BaseModel):
+    """One learner's graded score and its bootstrap spread over the test rows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    score: float | None
+    """Score on the full test set, as graded."""
+    sd: float
+    """Bootstrap standard deviation of the score."""
+    q05: float | None
+    """5% bootstrap quantile."""
+    q95: float | None
+    """95% bootstrap quantile."""
+
+
+class Ladder(BaseModel):
+    """Every baseline's score and spread (``generation/ladder.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scores: dict[str, LadderScore]
+    """By learner: constant, generic, structure, oracle."""
+    is_lower_better: bool
+    """Direction of the metric."""
+    sigma: float
+    """Test-set noise used for the bands."""
 
 
 class Milestones(BaseModel):
@@ -41,29 +84,100 @@ class Milestones(BaseModel):
     """Direction of the metric."""
     grader_options: dict[str, Any]
     """Options of the ``standard`` grader."""
+    sigma: float
+    """Test-set noise (bootstrap sd) the bands are measured in."""
+    bands_in_sigma: list[float]
+    """Widths of median->bronze, bronze->silver, silver->gold, in sigma."""
+    constant_gap_in_sigma: float
+    """How far the best constant sits below the median, in sigma."""
     rule: str = RULE
     """The placement rule, in one line."""
 
 
-def place_milestones(bp: Blueprint, scores: BaselineScores) -> Milestones:
-    """Thresholds from baseline scores by the documented rule."""
-    sign = -1.0 if scores.is_lower_better else 1.0
-    g = {name: sign * value for name, value in scores.as_dict().items() if value is not None}
-    median = max(g.get("dummy", -math.inf), g.get("linear", -math.inf))
-    anchor = max(g.get("strong", -math.inf), median)
-    gold = anchor + GOLD_SHARE * (g["oracle"] - anchor)
-    gold = math.floor(gold * 10**DECIMALS) / 10**DECIMALS  # never above the oracle
-    values = {
-        "gold": gold,
-        "silver": median + SILVER_SHARE * (gold - median),
-        "bronze": median + BRONZE_SHARE * (gold - median),
-        "median": median,
-    }
-    thresholds = Thresholds(**{k: round(sign * v, DECIMALS) + 0.0 for k, v in values.items()})
+def bootstrap_ladder(
+    config: CompetitionConfig,
+    answers: pd.DataFrame,
+    submissions: dict[str, pd.DataFrame],
+    rng: np.random.Generator,
+) -> Ladder:
+    """Grade each submission on the full test set and on bootstrap resamples of its rows."""
+    grade = get_grader(config.grader.name)
+    id_column = config.id_columns[0]
+    n = len(answers)
+    draws = [rng.integers(0, n, n) for _ in range(N_BOOTSTRAP)]
+    order = answers[[id_column]].reset_index(drop=True)
+    scores: dict[str, LadderScore] = {}
+    for name, submission in submissions.items():
+        aligned = order.merge(submission, on=id_column, how="left")
+        full = _score(grade, aligned, answers, config)
+        samples = []
+        for idx in draws:
+            value = _score(
+                grade,
+                _resample(aligned, idx, id_column),
+                _resample(answers, idx, id_column),
+                config,
+            )
+            if value is not None:
+                samples.append(value)
+        scores[name] = LadderScore(
+            score=full,
+            sd=float(np.std(samples)) if len(samples) > 1 else math.inf,
+            q05=float(np.quantile(samples, 0.05)) if samples else None,
+            q95=float(np.quantile(samples, 0.95)) if samples else None,
+        )
+    sigma = max(scores[name].sd for name in ("generic", "structure") if name in scores)
+    return Ladder(scores=scores, is_lower_better=metric_direction(config), sigma=sigma)
+
+
+def _resample(frame: pd.DataFrame, idx: np.ndarray, id_column: str) -> pd.DataFrame:
+    """Rows ``idx`` with fresh unique ids, so repeated rows stay distinct for the grader."""
+    out = frame.iloc[idx].reset_index(drop=True)
+    out[id_column] = np.arange(len(out))
+    return out
+
+
+def _score(grade, submission: pd.DataFrame, answers: pd.DataFrame, config) -> float | None:
+    try:
+        return float(grade(submission.copy(), answers.copy(), config))
+    except InvalidSubmission:  # e.g. a resample with one class only: AUC undefined
+        return None
+
+
+def place_milestones(bp: Blueprint, ladder: Ladder) -> Milestones:
+    """Thresholds from the ladder by the documented rule; raises NoisyMilestones."""
+    sign = -1.0 if ladder.is_lower_better else 1.0
+    g = {k: sign * v.score for k, v in ladder.scores.items() if v.score is not None}
+    missing = {"constant", "generic", "structure"} - set(g)
+    if missing:
+        raise NoisyMilestones(f"no valid score for {', '.join(sorted(missing))}")
+    sigma = ladder.sigma
+    if not math.isfinite(sigma) or sigma <= 0:
+        raise NoisyMilestones(f"test-set noise could not be estimated (sigma={sigma})")
+    median = g["generic"] - MARGIN_SIGMA * sigma
+    gold = g["structure"] - MARGIN_SIGMA * sigma
+    band = (gold - median) / 3
+    values = {"gold": gold, "silver": median + 2 * band, "bronze": median + band, "median": median}
+    thresholds = {k: round(sign * v, DECIMALS) + 0.0 for k, v in values.items()}
+    goodness = [sign * thresholds[k] for k in ("median", "bronze", "silver", "gold")]
+    bands = [round((b - a) / sigma, 3) for a, b in zip(goodness, goodness[1:], strict=False)]
+    gap = round((goodness[0] - g["constant"]) / sigma, 3)
+    if min(bands) < MIN_BAND_SIGMA:
+        raise NoisyMilestones(
+            f"bands {bands} sigma (sigma={sigma:.4g}): structure-aware "
+            f"{ladder.scores['structure'].score} is too close to generic {ladder.scores['generic'].score}"
+        )
+    if gap < MIN_CONSTANT_GAP:
+        raise NoisyMilestones(
+            f"best constant {ladder.scores['constant'].score} is only {gap} sigma below the median"
+        )
     return Milestones(
-        thresholds=thresholds,
-        is_lower_better=scores.is_lower_better,
+        thresholds=Thresholds(**thresholds),
+        is_lower_better=ladder.is_lower_better,
         grader_options=grader_options(bp),
+        sigma=round(sigma, 6),
+        bands_in_sigma=bands,
+        constant_gap_in_sigma=gap,
     )
 
 

@@ -1,7 +1,8 @@
 """Packs of generated tasks: ``pack.yaml`` plus one competition folder per task.
 
-Tasks are generated in parallel processes; each is seeded from (pack seed, index, attempt)
-only, so the bytes do not depend on the number of workers or their order.
+Tasks are generated in parallel processes; each is seeded from (secret, pack seed, index,
+attempt) only, so the bytes do not depend on the number of workers, their order or the
+output folder. The secret is stored in ``<pack>/generation/secret.txt`` (private side).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION
 from sandmle.benchmarks.synthetic.pipeline import MAX_ATTEMPTS, TaskOutcome, generate_task
+from sandmle.benchmarks.synthetic.secret import check_secret, new_secret, salt_words, write_secret
 from sandmle.benchmarks.synthetic.seeds import select_seeds
 from sandmle.errors import SandmleError
 from sandmle.harness.pack import PackManifest, PackTask, write_manifest
@@ -42,6 +44,8 @@ class PackSpec(BaseModel):
     """Inspect model that plays the roles (``llm`` backend only)."""
     version: str = "1"
     """Pack version (pack.yaml)."""
+    secret: str | None = Field(default=None, repr=False)
+    """Salt of the generation seed (see ``secret``); a fresh random one when omitted."""
 
 
 def generate_pack(
@@ -54,8 +58,12 @@ def generate_pack(
     out.mkdir(parents=True, exist_ok=True)
     seeds = select_seeds(spec.modalities, spec.seed_ids)
     options = {"model": spec.model} if spec.model else None
+    secret = spec.secret if spec.secret is not None else new_secret()
+    check_secret(secret)
+    write_secret(out, secret)
+    salt = salt_words(secret)
     jobs = [
-        (seeds[i % len(seeds)], i, spec.seed, out, spec.backend, MAX_ATTEMPTS, options)
+        (seeds[i % len(seeds)], i, spec.seed, out, spec.backend, MAX_ATTEMPTS, options, salt)
         for i in range(spec.n)
     ]
     outcomes = _run(jobs, workers or min(os.cpu_count() or 1, 8), progress)

@@ -4,8 +4,8 @@
 <task>/competition.yaml
 <task>/prepared/public/{description.md, train.csv, test.csv, sample_submission.csv, images/}
 <task>/prepared/private/answers.csv
-<task>/generation/{blueprint,rule,baselines,milestones,rejections}.json
-<task>/generation/submissions/{dummy,linear,strong,oracle}.csv
+<task>/generation/{blueprint,rule,baselines,ladder,milestones,rejections}.json
+<task>/generation/submissions/{constant,generic,structure,oracle}.csv
 ```
 ``generation/`` sits beside ``prepared/``: it reveals the rule and is never shown to agents.
 """
@@ -25,17 +25,20 @@ from sandmle.benchmarks.synthetic.backend import GeneratorBackend, get_backend
 from sandmle.benchmarks.synthetic.baselines import BASELINES, BaselineScores
 from sandmle.benchmarks.synthetic.blueprint import Blueprint, StructuralDNA
 from sandmle.benchmarks.synthetic.developer import DATA_FLOAT_FORMAT, DevelopedTask
+from sandmle.benchmarks.synthetic.learners import PublicData
+from sandmle.benchmarks.synthetic.mlops import Ladder, NoisyMilestones, bootstrap_ladder
 from sandmle.benchmarks.synthetic.sanity import Failure, check_task
-from sandmle.benchmarks.synthetic.strategist import TaskRequest
+from sandmle.benchmarks.synthetic.strategist import TaskRequest, role_rng
+from sandmle.errors import CompetitionError, SandmleError
 from sandmle.harness.competition import (
     PUBLIC_DIR,
-    Competition,
     CompetitionConfig,
     Thresholds,
     write_config,
 )
-from sandmle.harness.grading import grade_frame
+from sandmle.harness.grading import round_score
 from sandmle.harness.metrics import get_metric
+from sandmle.harness.submission import read_csv_reference
 
 GENERATION_DIR = "generation"
 SUBMISSION_FLOAT_FORMAT = "%.8g"
@@ -115,22 +118,21 @@ def competition_config(bp: Blueprint, thresholds: Thresholds, options: dict) -> 
     )
 
 
-def score_baselines(bp: Blueprint, root: Path, predictions: dict) -> BaselineScores:
-    """Grade each baseline with the real grader against a provisional competition."""
-    lower = get_metric(bp.dna.metric).lower_is_better
-    provisional = Competition(
-        root, competition_config(bp, Thresholds(gold=0, silver=0, bronze=0, median=0), {})
-    )
-    ids = pd.read_csv(root / PUBLIC_DIR / "test.csv")[bp.domain.id_column]
-    scores: dict[str, float | None] = {}
+def score_baselines(bp: Blueprint, root: Path, predictions: dict) -> tuple[BaselineScores, Ladder]:
+    """Grade each baseline with the real grader, on the test set and on bootstrap resamples."""
+    config = competition_config(bp, Thresholds(gold=0, silver=0, bronze=0, median=0), {})
+    ids = read_csv_reference(root / PUBLIC_DIR / "test.csv")[bp.domain.id_column]
+    submissions = {}
     for name in BASELINES:
-        frame = tg.submission_frame(bp, ids, predictions[name])
-        write_csv(
-            frame, root / GENERATION_DIR / "submissions" / f"{name}.csv", SUBMISSION_FLOAT_FORMAT
-        )
-        graded = pd.read_csv(root / GENERATION_DIR / "submissions" / f"{name}.csv")
-        scores[name] = grade_frame(graded, provisional).score
-    return BaselineScores(**scores, is_lower_better=lower)
+        path = root / GENERATION_DIR / "submissions" / f"{name}.csv"
+        write_csv(tg.submission_frame(bp, ids, predictions[name]), path, SUBMISSION_FLOAT_FORMAT)
+        submissions[name] = read_csv_reference(path)
+    answers = read_csv_reference(root / "prepared/private/answers.csv")
+    ladder = bootstrap_ladder(config, answers, submissions, role_rng(bp.entropy, 5))
+    scores = {
+        k: None if v.score is None else round_score(v.score) for k, v in ladder.scores.items()
+    }
+    return BaselineScores(**scores, is_lower_better=ladder.is_lower_better), ladder
 
 
 def build_task(request: TaskRequest, backend: GeneratorBackend, staging: Path) -> Path:
@@ -139,19 +141,15 @@ def build_task(request: TaskRequest, backend: GeneratorBackend, staging: Path) -
     root = staging / bp.task_id
     task = backend.developer(bp)
     write_prepared(root, bp, task, backend)
-    scores = score_baselines(bp, root, backend.baselines(bp, task))
-    if scores.oracle is None:
-        raise ValueError("the oracle's submission is invalid")
-    milestones = backend.mlops(bp, scores)
-    write_config(competition_config(bp, milestones.thresholds, milestones.grader_options), root)
+    public = PublicData.from_folder(root / PUBLIC_DIR)
+    scores, ladder = score_baselines(bp, root, backend.baselines(bp, task, public))
     generation = root / GENERATION_DIR
-    for name, artifact in (
-        ("blueprint", bp),
-        ("rule", task.rule),
-        ("baselines", scores),
-        ("milestones", milestones),
-    ):
+    for name, artifact in (("blueprint", bp), ("rule", task.rule), ("ladder", ladder)):
         write_json(artifact, generation / f"{name}.json")
+    write_json(scores, generation / "baselines.json")
+    milestones = backend.mlops(bp, ladder)
+    write_config(competition_config(bp, milestones.thresholds, milestones.grader_options), root)
+    write_json(milestones, generation / "milestones.json")
     return root
 
 
@@ -163,13 +161,18 @@ def generate_task(
     backend_name: str = "procedural",
     max_attempts: int = MAX_ATTEMPTS,
     backend_options: dict[str, Any] | None = None,
+    salt: list[int] | None = None,
 ) -> TaskOutcome:
-    """Generate pack slot ``index``; a rejected attempt is retried with the next sub-seed."""
+    """Generate pack slot ``index``; a rejected attempt is retried with the next sub-seed.
+
+    ``salt`` (from the pack's secret, see :mod:`sandmle.benchmarks.synthetic.secret`) prefixes every entropy, so
+    the public files and the generator alone cannot regenerate the answers.
+    """
     backend = get_backend(backend_name, **(backend_options or {}))
     outcome = TaskOutcome(index=index, seed_task=dna.seed_task, modality=dna.modality)
     staging = out_root / f".staging-{index:03d}"
     for attempt in range(max_attempts):
-        entropy = [seed, index, attempt]
+        entropy = [*(salt or []), seed, index, attempt]
         shutil.rmtree(staging, ignore_errors=True)
         root, failures = _attempt(
             TaskRequest(index=index, dna=dna, entropy=entropy), backend, staging
@@ -187,9 +190,20 @@ def _attempt(
 ) -> tuple[Path | None, list[Failure]]:
     try:
         root = build_task(request, backend, staging)
+    except NoisyMilestones as exc:
+        return None, [Failure(rule="noise_bands", reason=_portable(str(exc), staging))]
     except Exception as exc:  # recorded as a rejection with its reason, never kept
-        return None, [Failure(rule="generation_runs", reason=f"{type(exc).__name__}: {exc}")]
-    return root, [f for f in check_task(root) if f.severity == "error"]
+        if isinstance(exc, SandmleError) and not isinstance(exc, CompetitionError):
+            raise  # a user or provider error (no model client, no key): loud, no retry
+        reason = _portable(f"{type(exc).__name__}: {exc}", staging)
+        return None, [Failure(rule="generation_runs", reason=reason)]
+    failures = [f for f in check_task(root) if f.severity == "error"]
+    return root, [f.model_copy(update={"reason": _portable(f.reason, staging)}) for f in failures]
+
+
+def _portable(reason: str, staging: Path) -> str:
+    """Reasons name files relative to the task, so the bytes do not depend on the output path."""
+    return reason.replace(str(staging.resolve()) + "/", "").replace(str(staging) + "/", "")
 
 
 def _accept(root: Path, out_root: Path, outcome: TaskOutcome) -> None:

@@ -6,14 +6,17 @@ that crashes on a broken task is itself reported as that rule's failure.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from sandmle.benchmarks.synthetic.baselines import BASELINES
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import Competition, load_competition, metric_direction
 from sandmle.harness.grading import CompetitionReport, grade_csv
@@ -86,28 +89,23 @@ def check_thresholds(competition: Competition) -> list[Failure]:
     ]
 
 
-@rule("sample_below_gold")
+@rule("sample_below_median")
 def check_sample(competition: Competition) -> list[Failure]:
+    """The unmodified sample submission must score strictly below the median."""
     report = _grade(competition, competition.config.sample_submission)
     if not report.valid_submission:
         return [
             Failure(
-                rule="sample_below_gold",
+                rule="sample_below_median",
                 reason=f"sample submission invalid: {report.invalid_reason}",
             )
         ]
-    if report.gold_medal:
+    if report.above_median or report.any_medal or report.score == report.median_threshold:
         return [
             Failure(
-                rule="sample_below_gold", reason=f"sample submission scores {report.score}, gold"
-            )
-        ]
-    if report.above_median:
-        return [
-            Failure(
-                rule="sample_below_gold",
-                severity="warning",
-                reason=f"sample submission scores {report.score}, above median",
+                rule="sample_below_median",
+                reason=f"sample submission scores {report.score}, not below median "
+                f"{report.median_threshold}",
             )
         ]
     return []
@@ -116,7 +114,7 @@ def check_sample(competition: Competition) -> list[Failure]:
 @rule("grading_runs")
 def check_grading(competition: Competition) -> list[Failure]:
     failures = []
-    for name in ("dummy", "linear", "strong", "oracle"):
+    for name in BASELINES:
         report = _grade(competition, f"generation/submissions/{name}.csv")
         if not report.valid_submission:
             failures.append(
@@ -128,23 +126,74 @@ def check_grading(competition: Competition) -> list[Failure]:
     return failures
 
 
-@rule("oracle_gold_dummy_not")
+@rule("ladder_medals")
+def check_ladder(competition: Competition) -> list[Failure]:
+    """Best constant below median; generic learner between median and gold; structure gold."""
+    reports = {
+        name: _grade(competition, f"generation/submissions/{name}.csv")
+        for name in ("constant", "generic", "structure")
+    }
+    problems = []
+    constant, generic, structure = reports["constant"], reports["generic"], reports["structure"]
+    if constant.above_median or constant.score == constant.median_threshold:
+        problems.append(f"best constant scores {constant.score}, not below median")
+    if not generic.above_median:
+        problems.append(f"generic learner scores {generic.score}, not above median")
+    if generic.gold_medal:
+        problems.append(f"generic learner scores {generic.score}, gold")
+    if not structure.gold_medal:
+        problems.append(
+            f"structure-aware learner scores {structure.score}, short of gold "
+            f"{structure.gold_threshold}"
+        )
+    return [Failure(rule="ladder_medals", reason=p) for p in problems]
+
+
+@rule("noise_bands")
+def check_bands(competition: Competition) -> list[Failure]:
+    """Adjacent milestones are at least MIN_BAND_SIGMA bootstrap sds apart."""
+    from sandmle.benchmarks.synthetic.mlops import MIN_BAND_SIGMA
+
+    path = competition.root / "generation/ladder.json"
+    sigma = json.loads(path.read_text(encoding="utf-8"))["sigma"]
+    t = competition.config.thresholds
+    if t is None:
+        return [Failure(rule="noise_bands", reason="no explicit thresholds")]
+    values = [t.median, t.bronze, t.silver, t.gold]
+    widths = [abs(b - a) / sigma for a, b in zip(values, values[1:], strict=False)]
+    if min(widths) >= MIN_BAND_SIGMA - 1e-3:  # thresholds are rounded to 5 decimals
+        return []
+    shown = ", ".join(f"{w:.2f}" for w in widths)
+    return [
+        Failure(
+            rule="noise_bands",
+            reason=f"bands are {shown} sigma wide (sigma={sigma:.4g}), need {MIN_BAND_SIGMA}",
+        )
+    ]
+
+
+@rule("oracle_not_answers")
 def check_oracle(competition: Competition) -> list[Failure]:
-    oracle = _grade(competition, "generation/submissions/oracle.csv")
-    dummy = _grade(competition, "generation/submissions/dummy.csv")
-    failures = []
-    if not oracle.gold_medal:
-        failures.append(
-            Failure(
-                rule="oracle_gold_dummy_not",
-                reason=f"oracle scores {oracle.score}, short of gold {oracle.gold_threshold}",
-            )
-        )
-    if dummy.gold_medal:
-        failures.append(
-            Failure(rule="oracle_gold_dummy_not", reason=f"dummy scores {dummy.score}, gold")
-        )
-    return failures
+    """A reference oracle equal to the answers file is the answers, not a rule."""
+    answers = pd.read_csv(competition.answers_path)
+    oracle = pd.read_csv(competition.root / "generation/submissions/oracle.csv")
+    id_column = competition.config.id_columns[0]
+    targets = competition.config.target_columns
+    merged = answers.merge(oracle, on=id_column, suffixes=("", "_oracle"))
+    same = [
+        np.isclose(
+            pd.to_numeric(merged[c], errors="coerce"),
+            pd.to_numeric(merged[f"{c}_oracle"], errors="coerce"),
+        ).mean()
+        if pd.api.types.is_numeric_dtype(merged[c])
+        else (merged[c].astype(str) == merged[f"{c}_oracle"].astype(str)).mean()
+        for c in targets
+    ]
+    if len(merged) and min(same) >= 0.99:
+        return [
+            Failure(rule="oracle_not_answers", reason="the oracle's submission equals the answers")
+        ]
+    return []
 
 
 @rule("ids_disjoint")

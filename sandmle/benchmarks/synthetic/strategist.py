@@ -6,8 +6,6 @@ request always gives the same blueprint.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
@@ -19,8 +17,13 @@ from sandmle.benchmarks.synthetic.blueprint import (
 )
 from sandmle.benchmarks.synthetic.domains import CATEGORY_NAMES, POOLS, DomainPool
 
-MIN_ROWS, MAX_ROWS = 50, 200
-TEST_SHARE = 0.3
+TRAIN_ROWS = {"tabular": (200, 400), "text": (250, 450), "image": (250, 400)}
+TEST_ROWS = (500, 800)
+PERIODS = (7, 12, 24)
+TABULAR_TERMS = ("product", "step", "sine", "square", "group", "missing")
+SERIES_TERMS = ("trend", "event", "changepoint", "harmonic", "series-season")
+TEXT_MODES = ("count", "negation", "bigram", "presence")
+SHAPES = ("circle", "square", "triangle", "cross", "ring", "bar", "diamond", "frame")
 
 
 class TaskRequest(BaseModel):
@@ -58,6 +61,7 @@ def plan(request: TaskRequest, backend: str = "procedural") -> Blueprint:
         n_train=n_train,
         n_test=n_test,
         params=params,
+        form=_form(dna, rng),
     )
 
 
@@ -78,20 +82,38 @@ def _noise(dna: StructuralDNA, rng: np.random.Generator) -> AdversarialNoise:
 
 
 def _size(dna: StructuralDNA, rng: np.random.Generator) -> tuple[int, int, dict]:
-    params: dict[str, float | int | str] = {"signal": round(float(rng.uniform(1.6, 2.6)), 3)}
+    """Micro training sets, but test sets large enough that a medal is more than noise."""
+    params: dict[str, float | int | str] = {"signal": round(float(rng.uniform(2.0, 3.0)), 3)}
     if dna.modality == "time-series":
-        n_series = int(rng.integers(4, 9))
-        horizon = math.ceil(20 / n_series) + int(rng.integers(0, 2))
-        length = min(int(rng.integers(16, 26)), MAX_ROWS // n_series)
-        params.update(n_series=n_series, horizon=horizon, length=length, period=7)
+        n_series = int(rng.integers(16, 31))
+        period = int(rng.choice(PERIODS))
+        horizon = int(rng.integers(10, 17))
+        length = horizon + int(rng.integers(3 * period // 2 + 20, 3 * period + 40))
+        params.update(n_series=n_series, horizon=horizon, length=length, period=period)
         return n_series * (length - horizon), n_series * horizon, params
     if dna.modality == "image":
-        params["size"] = int(rng.choice([16, 32]))
-    # Column-wise AUC on a handful of positives is mostly noise: give those tasks more rows.
-    low = 110 if dna.task_type == "multilabel" or dna.n_outputs > 3 else 70
-    total = int(rng.integers(max(low, MIN_ROWS), MAX_ROWS + 1))
-    n_test = max(20, round(total * TEST_SHARE))
-    return total - n_test, n_test, params
+        params["size"] = int(rng.choice([24, 32]))
+    low, high = TRAIN_ROWS[dna.modality]
+    n_train = int(rng.integers(low, high + 1))
+    many = dna.task_type == "multilabel" or dna.n_outputs > 3
+    n_test = int(rng.integers(*TEST_ROWS)) + (300 if many else 0)
+    return n_train, n_test, params
+
+
+def _form(dna: StructuralDNA, rng: np.random.Generator) -> list[str]:
+    """The rule's term kinds, composed from the modality's library."""
+    if dna.modality == "tabular":
+        library = [t for t in TABULAR_TERMS if t != "group" or dna.n_categorical]
+        chosen = rng.choice(library, int(rng.integers(2, 5)), replace=False)
+        return ["linear", *sorted(str(t) for t in chosen)]
+    if dna.modality == "time-series":
+        chosen = [t for t in SERIES_TERMS if rng.random() < 0.5]
+        return ["level", "season", *chosen]
+    if dna.modality == "text":
+        length = str(rng.choice(["short", "long"]))
+        return [str(rng.choice(TEXT_MODES)), f"keywords={int(rng.integers(3, 13))}", length]
+    shapes = [str(s) for s in rng.permutation(SHAPES)]
+    return [f"shapes={','.join(shapes)}"]
 
 
 def _domain(
@@ -143,3 +165,18 @@ def _target_names(dna: StructuralDNA, pool: DomainPool, classes: list[str]) -> l
     if dna.target_kind == "label":
         return ["severity" if dna.ordinal else "category"]
     return list(classes)
+
+
+def rule_signature(bp: Blueprint) -> tuple[str, ...]:
+    """The part of the rule's form that changes the task (for counting distinct tasks).
+
+    For images only the shapes that carry a class (in order) and the set of distractor
+    shapes count; the order of the spare shapes changes nothing.
+    """
+    if bp.dna.modality != "image" or not bp.form:
+        return tuple(bp.form)
+    shapes = bp.form[0].split("=", 1)[1].split(",")
+    used = 3 if bp.dna.task_type == "binary" else bp.dna.n_outputs
+    if bp.dna.task_type == "regression" or bp.dna.ordinal:
+        used = 2
+    return (*shapes[:used], "|", *sorted(shapes[used:]))

@@ -10,6 +10,7 @@ import pytest
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
 from sandmle.harness.pack import load_pack
 
+SMALL_SECRET = "small-pack-test-secret"
 SMALL_SEEDS = [
     "tabular-playground-series-may-2022",
     "leaf-classification",
@@ -27,7 +28,9 @@ SMALL_SEEDS = [
 @pytest.fixture(scope="session")
 def small_pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("packs") / "small"
-    spec = PackSpec(name="small", n=len(SMALL_SEEDS), seed=11, seed_ids=SMALL_SEEDS)
+    spec = PackSpec(
+        name="small", n=len(SMALL_SEEDS), seed=11, seed_ids=SMALL_SEEDS, secret=SMALL_SECRET
+    )
     generate_pack(spec, out, workers=2, progress=False)
     return out
 

@@ -26,7 +26,7 @@ def test_builtin_pack_matches_committed_manifest(tmp_path: Path, monkeypatch: py
     pack = load_pack(root)
     assert len(pack) == 12
     assert {c.config.modality for c in pack.competitions} == set(MODALITIES)
-    assert set(read_manifest()) == {t.id for t in pack.manifest.tasks} | {"pack.yaml"}
+    assert set(read_manifest()) == {t.id for t in pack.manifest.tasks} | {"pack.yaml", "generation"}
 
     (root / pack.manifest.tasks[0].id / "prepared/public/train.csv").write_text("tampered\n")
     with pytest.raises(SandmleError, match="differ from the built-in manifest"):

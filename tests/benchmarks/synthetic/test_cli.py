@@ -36,7 +36,7 @@ def test_generate_then_check(tmp_path: Path):
     payload = json.loads(result.output)
     assert payload["passed"] is True and len(payload["tasks"]) == 2
 
-    task = next(p for p in out.iterdir() if p.is_dir())
+    task = next(p for p in out.iterdir() if (p / "competition.yaml").is_file())
     train = pd.read_csv(task / "prepared/public/train.csv")
     train.loc[0, train.columns[0]] = pd.read_csv(task / "prepared/public/test.csv").iloc[0, 0]
     train.to_csv(task / "prepared/public/train.csv", index=False)
@@ -51,3 +51,17 @@ def test_unknown_seed_is_a_one_line_error(tmp_path: Path):
     )
     assert result.exit_code != 0
     assert "unknown seed task 'nope'" in str(result.exception)
+
+
+def test_secret_file_salts_the_pack_and_a_short_one_is_refused(tmp_path: Path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("short\n")
+    args = ["generate", "--n", "1", "--modalities", "time-series", "--secret-file", str(secret)]
+    result = runner.invoke(synth_app, [*args, "--out", str(tmp_path / "a")])
+    assert result.exit_code != 0
+    assert "at least 16 characters" in str(result.exception)
+    secret.write_text("a-long-enough-pack-secret\n")
+    result = runner.invoke(synth_app, [*args, "--out", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    saved = (tmp_path / "a" / "generation" / "secret.txt").read_text()
+    assert saved == "a-long-enough-pack-secret\n"

@@ -1,43 +1,80 @@
-"""The thresholds rule: strictly monotonic in the metric's direction, oracle at gold."""
+"""Noise-aware milestones: placed from the ladder's bootstrap spread, rejected when too thin."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from sandmle.benchmarks.synthetic.baselines import BaselineScores
-from sandmle.benchmarks.synthetic.mlops import place_milestones
+from sandmle.benchmarks.synthetic.mlops import (
+    MIN_BAND_SIGMA,
+    Ladder,
+    LadderScore,
+    NoisyMilestones,
+    bootstrap_ladder,
+    place_milestones,
+)
 from sandmle.benchmarks.synthetic.seeds import get_seed
 from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
+from sandmle.harness.competition import CompetitionConfig, Thresholds
 
 
-def _blueprint(seed: str):
-    return plan(TaskRequest(index=0, dna=get_seed(seed), entropy=[0, 0, 0]))
+def _blueprint(seed: str = "tabular-playground-series-may-2022"):
+    return plan(TaskRequest(index=0, dna=get_seed(seed), entropy=[1, 0, 0]))
 
 
-@pytest.mark.parametrize(
-    ("seed", "scores", "lower"),
-    [
-        ("tabular-playground-series-may-2022", (0.5, 0.7, 0.8, 0.9), False),
-        ("new-york-city-taxi-fare-prediction", (30.0, 20.0, 15.0, 10.0), True),
-        ("leaf-classification", (1.6, 2.5, 1.2, 0.9), True),  # linear worse than dummy
-    ],
-)
-def test_thresholds_follow_the_rule(seed, scores, lower):
-    dummy, linear, strong, oracle = scores
-    s = BaselineScores(
-        dummy=dummy, linear=linear, strong=strong, oracle=oracle, is_lower_better=lower
-    )
-    t = place_milestones(_blueprint(seed), s).thresholds
+def _ladder(constant: float, generic: float, structure: float, sigma: float, lower: bool):
+    scores = {
+        name: LadderScore(score=value, sd=sigma, q05=value, q95=value)
+        for name, value in (("constant", constant), ("generic", generic), ("structure", structure))
+    }
+    return Ladder(scores=scores, is_lower_better=lower, sigma=sigma)
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_generic_sits_above_median_and_structure_reaches_gold(lower: bool):
     sign = -1 if lower else 1
-    g = [sign * v for v in (t.gold, t.silver, t.bronze, t.median)]
-    assert g[0] > g[1] > g[2] > g[3]
-    assert t.median == (min(dummy, linear) if lower else max(dummy, linear))
-    assert sign * oracle >= g[0] > sign * strong
+    ladder = _ladder(sign * 0.5, sign * 0.7, sign * 0.9, 0.02, lower)
+    milestones = place_milestones(_blueprint(), ladder)
+    t = milestones.thresholds
+    g = [sign * v for v in (t.median, t.bronze, t.silver, t.gold)]
+    assert g == sorted(g)
+    assert g[0] == pytest.approx(0.69) and g[3] == pytest.approx(0.89)
+    assert min(milestones.bands_in_sigma) >= MIN_BAND_SIGMA
+    assert milestones.constant_gap_in_sigma == pytest.approx(9.5)
 
 
-def test_probability_tasks_get_range_and_row_sum_checks():
-    options = place_milestones(
-        _blueprint("leaf-classification"),
-        BaselineScores(dummy=1.6, linear=1.4, strong=1.2, oracle=0.9, is_lower_better=True),
-    ).grader_options
-    assert options["probabilities"] is True and options["row_sum"] is True
+def test_bands_thinner_than_two_sigma_are_rejected():
+    with pytest.raises(NoisyMilestones, match="too close to generic"):
+        place_milestones(_blueprint(), _ladder(0.5, 0.80, 0.90, 0.02, False))
+
+
+def test_constant_near_the_median_is_rejected():
+    with pytest.raises(NoisyMilestones, match="best constant"):
+        place_milestones(_blueprint(), _ladder(0.69, 0.70, 0.99, 0.02, False))
+
+
+def test_bootstrap_spread_shrinks_with_more_test_rows():
+    config = CompetitionConfig(
+        id="t",
+        name="t",
+        metric="accuracy",
+        id_columns=["id"],
+        target_columns=["y"],
+        thresholds=Thresholds(gold=0.9, silver=0.8, bronze=0.7, median=0.6),
+    )
+    rng = np.random.default_rng(0)
+
+    def spread(n: int) -> float:
+        answers = pd.DataFrame({"id": range(n), "y": rng.integers(0, 2, n)})
+        right = rng.random(n) < 0.8  # a model that is right 80% of the time
+        guess = pd.DataFrame({"id": range(n), "y": np.where(right, answers.y, 1 - answers.y)})
+        ladder = bootstrap_ladder(
+            config, answers, {"generic": guess, "structure": guess}, np.random.default_rng(1)
+        )
+        assert ladder.scores["generic"].q05 < ladder.scores["generic"].score
+        return ladder.sigma
+
+    small, large = spread(40), spread(800)
+    assert small == pytest.approx(np.sqrt(0.16 / 40), rel=0.35)
+    assert large == pytest.approx(np.sqrt(0.16 / 800), rel=0.35)

@@ -24,7 +24,7 @@ def test_pack_manifest_lists_tasks_with_baselines(small_pack):
     )
     assert len(pack) == 10
     for task in manifest.tasks:
-        assert set(task.baselines) == {"dummy", "linear", "strong", "oracle"}
+        assert set(task.baselines) == {"constant", "generic", "structure", "oracle"}
         assert all(v is not None for v in task.baselines.values())
 
 
@@ -43,24 +43,23 @@ def test_every_modality_and_task_type_present(small_pack):
 def test_role_artifacts_sit_beside_prepared_not_in_public(small_pack):
     for competition in load_pack(small_pack).competitions:
         names = {p.name for p in (competition.root / "generation").iterdir()}
-        assert {"blueprint.json", "rule.json", "baselines.json", "milestones.json"} <= names
+        assert {"blueprint.json", "rule.json", "baselines.json", "ladder.json"} <= names
+        assert {"milestones.json", "rejections.json"} <= names
         public = {p.name for p in competition.public_dir.rglob("*")}
         assert not public & {"answers.csv", "rule.json", "oracle.csv"}
 
 
-def test_tasks_have_50_to_200_rows(small_pack):
+def test_tasks_are_micro_with_test_sets_large_enough_for_medals(small_pack):
     for competition in load_pack(small_pack).competitions:
         public = competition.public_dir
-        rows = (
-            sum(1 for _ in open(public / "train.csv"))
-            + sum(1 for _ in open(public / "test.csv"))
-            - 2
-        )
-        assert 50 <= rows <= 200, competition.id
+        train = sum(1 for _ in open(public / "train.csv")) - 1
+        test = sum(1 for _ in open(public / "test.csv")) - 1
+        assert 150 <= train <= 4000, competition.id
+        assert 150 <= test <= 1200, competition.id
 
 
 def test_same_seed_same_bytes_whatever_the_workers(tmp_path: Path):
-    spec = PackSpec(name="twice", n=4, seed=5)
+    spec = PackSpec(name="twice", n=4, seed=5, secret="a-test-secret-of-16+")
     generate_pack(spec, tmp_path / "a", workers=1, progress=False)
     generate_pack(spec, tmp_path / "b", workers=2, progress=False)
     digests = file_digests(tmp_path / "a")

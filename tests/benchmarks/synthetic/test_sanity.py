@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -114,26 +115,54 @@ def test_changed_bytes_break_determinism(task_copy):
     assert failures and "prepared/public/train.csv" in failures[0].reason
 
 
-def test_oracle_short_of_gold_is_caught(task_copy):
+def test_structure_learner_short_of_gold_is_caught(task_copy):
     root = task_copy()
     _edit_thresholds(root, gold=1.0, silver=0.99999)
-    reasons = [f.reason for f in check_task(root, ["oracle_gold_dummy_not"])]
-    assert any(r.startswith("oracle scores") for r in reasons)
+    reasons = [f.reason for f in check_task(root, ["ladder_medals"])]
+    assert any(r.startswith("structure-aware learner scores") for r in reasons)
 
 
-def test_dummy_at_gold_is_caught(task_copy):
-    root = task_copy()
+def test_constant_at_median_is_caught(task_copy):
+    root = task_copy()  # roc_auc: the best constant and the sample both score 0.5
     _edit_thresholds(root, gold=0.5, silver=0.4, bronze=0.3, median=0.2)
-    reasons = [f.reason for f in check_task(root, ["oracle_gold_dummy_not", "sample_below_gold"])]
-    assert any(r.startswith("dummy scores") for r in reasons)
-    assert any(r.startswith("sample submission scores") for r in reasons)
+    reasons = [f.reason for f in check_task(root, ["ladder_medals", "sample_below_median"])]
+    assert any(r.startswith("best constant scores 0.5, not below median") for r in reasons)
+    assert any(r.startswith("sample submission scores 0.5, not below median") for r in reasons)
+    assert any(r.startswith("generic learner scores") and "gold" in r for r in reasons)
+
+
+def test_sample_exactly_at_median_is_caught(task_copy):
+    root = task_copy()
+    thresholds = yaml.safe_load((root / "competition.yaml").read_text())["thresholds"]
+    _edit_thresholds(root, median=0.5, bronze=max(thresholds["bronze"], 0.50001))
+    reasons = [f.reason for f in check_task(root, ["sample_below_median"])]
+    assert reasons == ["sample submission scores 0.5, not below median 0.5"]
+
+
+def test_milestones_closer_than_two_sigma_are_caught(task_copy):
+    root = task_copy()
+    t = yaml.safe_load((root / "competition.yaml").read_text())["thresholds"]
+    sigma = json.loads((root / "generation/ladder.json").read_text())["sigma"]
+    _edit_thresholds(root, silver=round(t["bronze"] + 1.5 * sigma, 5))
+    reasons = [f.reason for f in check_task(root, ["noise_bands"])]
+    assert len(reasons) == 1 and "need 2.0" in reasons[0]
+    assert check_task(task_copy("spooky-author-identification"), ["noise_bands"]) == []
+
+
+def test_oracle_equal_to_the_answers_is_caught(task_copy):
+    root = task_copy("nomad2018-predict-transparent-conductors")
+    (root / "generation/submissions/oracle.csv").write_bytes(
+        (root / "prepared/private/answers.csv").read_bytes()
+    )
+    reasons = [f.reason for f in check_task(root, ["oracle_not_answers"])]
+    assert reasons == ["the oracle's submission equals the answers"]
 
 
 def test_invalid_baseline_submission_is_caught(task_copy):
     root = task_copy()
-    path = root / "generation/submissions/linear.csv"
+    path = root / "generation/submissions/generic.csv"
     frame = pd.read_csv(path)
     frame.iloc[:, 1] = 2.0  # probabilities outside [0, 1]
     frame.to_csv(path, index=False)
     reasons = [f.reason for f in check_task(root, ["grading_runs"])]
-    assert any(r.startswith("linear submission invalid") for r in reasons)
+    assert any(r.startswith("generic submission invalid") for r in reasons)

@@ -47,6 +47,10 @@ class RoleRejected(ValueError):
     """A role's answer failed its checks twice."""
 
 
+class ProviderError(SandmleError):
+    """The model provider failed (missing package, key, network): not the task's fault."""
+
+
 @generator_backend("llm")
 class LLMBackend(ProceduralBackend):
     """Three roles played by any Inspect model; the MLOps rule stays the documented one."""
@@ -168,7 +172,15 @@ class LLMBackend(ProceduralBackend):
         model = self._model if not isinstance(self._model, str) else get_model(self._model)
         # One loop for the backend's life: provider clients may bind to the loop they first ran on.
         self._loop = self._loop or asyncio.new_event_loop()
-        return self._loop.run_until_complete(model.generate(messages)).completion
+        try:
+            output = self._loop.run_until_complete(model.generate(messages))
+        except Exception as exc:  # no retry can fix a provider failure: stop, and say so
+            raise ProviderError(
+                f"model provider error ({model}): {type(exc).__name__}: {exc}"
+            ) from exc
+        if output.error:
+            raise ProviderError(f"model provider error ({model}): {output.error}")
+        return output.completion
 
 
 class _Recorded(LLMBackend):

@@ -21,7 +21,7 @@ from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule
 TRAIN, TEST, SAMPLE = "public/train.csv", "public/test.csv", "public/sample_submission.csv"
 ANSWERS, ORACLE, RULE = "private/answers.csv", "private/oracle.csv", "rule.json"
 IMAGE_DIR = "images"
-MIN_ROWS, MAX_ROWS = 50, 200
+MIN_ROWS, MAX_ROWS = 600, 2000  # test sets must be large enough for medals above noise
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 

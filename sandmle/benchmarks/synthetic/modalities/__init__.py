@@ -1,17 +1,20 @@
-"""Per-modality data writers (``build``) and the baselines' feature extraction (``features``)."""
+"""Per-modality data writers (``build``), generic features (``features``) and the rule-shaped
+features of the structure-aware learner (``structure_features``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
-from sandmle.benchmarks.synthetic.developer import DevelopedTask
+from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule
 
 BuildFn = Callable[[Blueprint, np.random.Generator], DevelopedTask]
-FeaturesFn = Callable[[Blueprint, DevelopedTask], tuple[np.ndarray, np.ndarray]]
+FeaturesFn = Callable[[Blueprint, Any], tuple[np.ndarray, np.ndarray]]
+StructureFn = Callable[[Blueprint, HiddenRule, Any], tuple[np.ndarray, np.ndarray]]
 
 
 def _module(modality: str) -> ModuleType:
@@ -26,3 +29,8 @@ def builder(modality: str) -> BuildFn:
 
 def featurizer(modality: str) -> FeaturesFn:
     return _module(modality).features
+
+
+def structurer(modality: str) -> StructureFn:
+    """Features built from the rule's form (the structure-aware learner's input)."""
+    return _module(modality).structure_features

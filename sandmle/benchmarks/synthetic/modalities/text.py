@@ -1,11 +1,24 @@
-"""Text tasks: each class (or label) has keywords that show up more often when it is true.
+"""Text tasks: documents of real English words where each class (or label) has keywords.
 
-Keyword counts are Poisson(lam_on) for the true class and Poisson(lam_off) otherwise, so the
-exact posterior is known: log p(k | doc) = log prior_k + count_k * log(lam_on / lam_off) + C.
-Filler words and distractor words carry no signal; test documents may be longer (shift).
+The strategist's form picks a mode and the number of keywords per class:
+
+* ``count``: a class's keywords appear Poisson(lam_on) times when it is true, Poisson(lam_off)
+  otherwise;
+* ``negation``: as ``count``, but false classes are also mentioned negated ("not <word>"),
+  so a bag of words sees both; only un-negated mentions count for the class;
+* ``bigram``: a class is signalled by "<word> <partner>" pairs; false classes' words appear
+  without their partner;
+* ``presence``: as ``count`` with a low mention rate, so a single mention decides.
+
+Keywords, partners and distractors come from an offline word list (``words.WORDS``); the
+exact posterior is known, so the oracle is the Bayes rule. ``rule.params["structure"]``
+records the mode and the keywords (not the rates).
 """
 
 from __future__ import annotations
+
+import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +28,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sandmle.benchmarks.synthetic import targets as tg
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
 from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids, split_rows
+from sandmle.benchmarks.synthetic.modalities.words import WORDS
 
 FILLER = (
     "the a of and to in is was it for on with as at by from this that they we but not or "
@@ -22,45 +36,43 @@ FILLER = (
     "she many some so these would other into has more her two like him see time could no "
     "make than first been its who now people my made over did down only way find use may"
 ).split()
-SYLLABLES = (
-    "ka",
-    "lo",
-    "mi",
-    "ru",
-    "ten",
-    "vor",
-    "sa",
-    "bel",
-    "qui",
-    "dra",
-    "no",
-    "zef",
-    "pa",
-    "gim",
-)
+NEGATORS = ("not", "no", "never", "without")
+RATES = {
+    "count": (1.2, 0.35),
+    "negation": (1.7, 0.3),
+    "bigram": (1.7, 0.3),
+    "presence": (0.9, 0.12),
+}
 
 
 def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
     n, k = bp.n_train + bp.n_test, bp.dna.n_outputs
-    lam_on, lam_off = float(rng.uniform(1.0, 1.8)), float(rng.uniform(0.25, 0.55))
-    keywords = _keywords(k + 1, rng)  # the last set is distractors: frequent, uninformative
-    truth, counts, proba = _truth(bp, n, lam_on, lam_off, rng)
-    docs = [_document(counts[i], keywords, bp, i >= bp.n_train, rng) for i in range(n)]
+    mode, n_words = _form(bp)
+    lam_on, lam_off = RATES[mode]
+    lam_mark = float(rng.uniform(0.25, 0.5)) if mode in ("negation", "bigram") else 0.0
+    pool = [str(w) for w in rng.permutation(WORDS)]
+    keywords = [pool[i * n_words : (i + 1) * n_words] for i in range(k)]
+    partners = pool[k * n_words : k * n_words + 3] if mode == "bigram" else []
+    distractors = pool[k * n_words + 3 : k * n_words + 60]
+    truth, on, log_prior = _truth(bp, n, rng)
+    clean = rng.poisson(np.where(on, lam_on, lam_off))
+    marked = rng.poisson(np.where(on, 0.0, lam_mark))
+    proba = _posterior(bp, clean, marked, (lam_on, lam_off, lam_mark), log_prior)
+    structure = {"mode": mode, "keywords": keywords, "partners": partners}
+    docs = [
+        _document(clean[i], marked[i], structure, distractors, bp, i >= bp.n_train, rng)
+        for i in range(n)
+    ]
     y, oracle = _observe(bp, truth, proba, rng)
     ids = make_ids(bp.dna.id_scheme, n, rng, prefix="t")
     frame = pd.DataFrame({bp.domain.id_column: ids, bp.domain.text_column: docs})
     train, test = split_rows(bp, frame)
     train = pd.concat([train, tg.train_label_frame(bp, y[: bp.n_train])], axis=1)
     rule = HiddenRule(
-        kind="keyword-poisson",
-        summary=f"each class's keywords appear Poisson({lam_on:.2f}) times when true, "
-        f"Poisson({lam_off:.2f}) otherwise",
-        params={
-            "keywords": keywords[:k],
-            "distractors": keywords[k],
-            "lam_on": round(lam_on, 3),
-            "lam_off": round(lam_off, 3),
-        },
+        kind=f"text-{mode}",
+        summary=f"each class's {n_words} keywords appear Poisson({lam_on}) times when true "
+        f"and Poisson({lam_off}) otherwise ({mode} mode)",
+        params={"structure": structure, "rates": [lam_on, lam_off, round(lam_mark, 3)]},
     )
     return DevelopedTask(
         rule=rule,
@@ -71,38 +83,53 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
     )
 
 
-def _keywords(n_sets: int, rng: np.random.Generator) -> list[list[str]]:
-    words: list[str] = []
-    while len(words) < 5 * n_sets:
-        word = "".join(rng.choice(SYLLABLES, int(rng.integers(2, 4))))
-        if word not in words:
-            words.append(word)
-    return [words[5 * i : 5 * i + 5] for i in range(n_sets)]
+def _form(bp: Blueprint) -> tuple[str, int]:
+    mode, words = "count", 5
+    for item in bp.form:
+        if item.startswith("keywords="):
+            words = int(item.split("=", 1)[1])
+        elif item in RATES:
+            mode = item
+    return mode, words
+
+
+def _base_length(bp: Blueprint) -> int:
+    """Filler words per document: 'long' documents bury the keywords deeper."""
+    return 30 if "long" in bp.form else 10
 
 
 def _truth(
-    bp: Blueprint, n: int, lam_on: float, lam_off: float, rng: np.random.Generator
+    bp: Blueprint, n: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """True classes or labels, keyword counts per set, and the exact posterior."""
-    k, ratio = bp.dna.n_outputs, np.log(lam_on / lam_off)
+    """True classes (or labels), which keyword sets are 'on', and the log prior."""
+    k = bp.dna.n_outputs
     if bp.dna.task_type == "multilabel":
         on = rng.random((n, k)) < bp.dna.balance
-        counts = rng.poisson(np.where(on, lam_on, lam_off))
-        log_odds = (
-            np.log(bp.dna.balance / (1 - bp.dna.balance)) + counts * ratio - (lam_on - lam_off)
-        )
-        return on.astype(np.int64), counts, 1 / (1 + np.exp(-log_odds))
-    prior = _prior(bp, rng)
-    truth = tg.sample_classes(np.tile(prior, (n, 1)), 0.0, rng)
-    counts = rng.poisson(np.where(np.eye(k, dtype=bool)[truth], lam_on, lam_off))
-    return truth, counts, softmax(np.log(prior) + counts * ratio, axis=1)
-
-
-def _prior(bp: Blueprint, rng: np.random.Generator) -> np.ndarray:
+        return on.astype(np.int64), on, np.full(k, np.log(bp.dna.balance / (1 - bp.dna.balance)))
     if bp.dna.task_type == "binary":
-        return np.array([1 - bp.dna.balance, bp.dna.balance])
-    weights = rng.uniform(0.6, 1.4, bp.dna.n_outputs)
-    return weights / weights.sum()
+        prior = np.array([1 - bp.dna.balance, bp.dna.balance])
+    else:
+        weights = rng.uniform(0.6, 1.4, k)
+        prior = weights / weights.sum()
+    truth = tg.sample_classes(np.tile(prior, (n, 1)), 0.0, rng)
+    return truth, np.eye(k, dtype=bool)[truth], np.log(prior)
+
+
+def _posterior(
+    bp: Blueprint,
+    clean: np.ndarray,
+    marked: np.ndarray,
+    rates: tuple[float, float, float],
+    log_prior: np.ndarray,
+) -> np.ndarray:
+    """Bayes posterior of each class being on, from clean and marked mention counts."""
+    lam_on, lam_off, lam_mark = rates
+    # log P(counts_j | on) - log P(counts_j | off) for each keyword set
+    ratio = clean * np.log(lam_on / lam_off) - (lam_on - lam_off) + lam_mark
+    ratio = np.where(marked > 0, -50.0, ratio)
+    if bp.dna.task_type == "multilabel":
+        return 1 / (1 + np.exp(-(log_prior + ratio)))
+    return softmax(log_prior + ratio, axis=1)
 
 
 def _observe(
@@ -119,24 +146,71 @@ def _observe(
 
 
 def _document(
-    counts: np.ndarray,
-    keywords: list[list[str]],
+    clean: np.ndarray,
+    marked: np.ndarray,
+    structure: dict[str, Any],
+    distractors: list[str],
     bp: Blueprint,
     is_test: bool,
     rng: np.random.Generator,
 ) -> str:
-    length = 6 + int(rng.poisson(8 + (10 * bp.noise.shift if is_test else 0)))
-    words = list(rng.choice(FILLER, length))
-    for j, count in enumerate(counts):
-        words += list(rng.choice(keywords[j], int(count)))
-    words += list(rng.choice(keywords[-1], int(rng.poisson(1.2))))
-    words = [str(w) for w in rng.permutation(np.array(words, dtype=object))]
-    return " ".join(words).capitalize() + "."
+    length = 8 + int(rng.poisson(_base_length(bp) + (10 * bp.noise.shift if is_test else 0)))
+    chunks = [str(w) for w in rng.choice(FILLER, length)]
+    chunks += [str(w) for w in rng.choice(distractors, int(rng.poisson(2.0)))]
+    for j, words in enumerate(structure["keywords"]):
+        for _ in range(int(clean[j])):
+            chunks.append(_mention(str(rng.choice(words)), structure, True, rng))
+        for _ in range(int(marked[j])):
+            chunks.append(_mention(str(rng.choice(words)), structure, False, rng))
+    order = rng.permutation(len(chunks))
+    return " ".join(chunks[i] for i in order).capitalize() + "."
 
 
-def features(bp: Blueprint, task: DevelopedTask) -> tuple[np.ndarray, np.ndarray]:
+def _mention(word: str, structure: dict[str, Any], counts: bool, rng: np.random.Generator) -> str:
+    mode = structure["mode"]
+    if mode == "negation" and not counts:
+        return f"{rng.choice(NEGATORS)} {word}"
+    if mode == "bigram" and counts:
+        return f"{word} {rng.choice(structure['partners'])}"
+    return word
+
+
+def features(bp: Blueprint, task) -> tuple[np.ndarray, np.ndarray]:
     """TF-IDF of words, fit on train: the standard first text baseline."""
     column = bp.domain.text_column
     vectorizer = TfidfVectorizer(min_df=2)
     x_train = vectorizer.fit_transform(task.train[column]).toarray()
     return x_train, vectorizer.transform(task.test[column]).toarray()
+
+
+def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarray, np.ndarray]:
+    """Per class: mentions that count for it, and mentions that count against it."""
+    structure = rule.params["structure"]
+    column = bp.domain.text_column
+
+    def encode(texts: pd.Series) -> np.ndarray:
+        return np.array([_counts(str(t), structure) for t in texts], dtype=np.float64)
+
+    return encode(data.train[column]), encode(data.test[column])
+
+
+def _counts(text: str, structure: dict[str, Any]) -> list[float]:
+    tokens = re.findall(r"[a-z]+", text.lower())
+    mode, partners = structure["mode"], set(structure.get("partners", []))
+    row: list[float] = []
+    for words in structure["keywords"]:
+        wanted = set(words)
+        good = bad = 0
+        for i, token in enumerate(tokens):
+            if token not in wanted:
+                continue
+            before = tokens[i - 1] if i else ""
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if mode == "negation" and before in NEGATORS:
+                bad += 1
+            elif mode == "bigram" and after not in partners:
+                bad += 1
+            else:
+                good += 1
+        row += [good, float(bad > 0)]
+    return row

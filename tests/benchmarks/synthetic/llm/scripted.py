@@ -30,8 +30,8 @@ BLUEPRINT = {
         "shift": 0.0,
         "outlier_rate": 0.0,
     },
-    "n_train": 130,
-    "n_test": 60,
+    "n_train": 300,
+    "n_test": 1000,
     "params": {},
 }
 
@@ -43,12 +43,12 @@ import numpy as np
 import pandas as pd
 
 rng = np.random.default_rng(7)
-n_train, n_test = 130, 60
+n_train, n_test = 300, 1000
 n = n_train + n_test
 ids = rng.permutation(np.arange(1, 10 * n))[:n]
 x = rng.normal(size=(n, 6))
 coating = rng.choice(["epoxy", "zinc", "none"], size=n)
-logit = 3.0 * x[:, 0] * x[:, 1] + 2.0 * x[:, 2] + np.where(coating == "none", 1.0, -0.5)
+logit = 3.0 * np.sin(3.0 * x[:, 0]) * np.sign(x[:, 1]) + 1.5 * x[:, 2] + np.where(coating == "none", 1.0, -0.5)
 p = 1 / (1 + np.exp(-logit))
 y = (rng.random(n) < p).astype(int)
 frame = pd.DataFrame(x, columns=["humidity", "salt", "load", "age", "span", "paint"])
@@ -67,7 +67,7 @@ pd.DataFrame({"id": ids_test, "is_corroded": y[n_train:]}).to_csv("out/private/a
 pd.DataFrame({"id": ids_test, "is_corroded": ORACLE}).to_csv("out/private/oracle.csv", index=False)
 pd.DataFrame({"id": ids_test, "is_corroded": 0.5}).to_csv("out/public/sample_submission.csv", index=False)
 with open("out/rule.json", "w") as f:
-    json.dump({"summary": "humidity x salt interaction plus load and coating", "params": {}}, f)
+    json.dump({"summary": "periodic humidity response signed by salt, plus load and coating", "params": {}}, f)
 """
 
 

@@ -12,6 +12,7 @@ from inspect_ai.model import get_model
 from typer.testing import CliRunner
 
 from sandmle.benchmarks.synthetic.cli import synth_app
+from sandmle.benchmarks.synthetic.llm.backend import ProviderError
 from sandmle.benchmarks.synthetic.pipeline import TaskOutcome, generate_task
 from sandmle.benchmarks.synthetic.sanity import check_task
 from sandmle.benchmarks.synthetic.seeds import get_seed
@@ -40,13 +41,13 @@ def test_scripted_answers_make_a_passing_task(tmp_path: Path):
     assert outcome.rejections == [] and outcome.task_id == "bridge-corrosion-000"
     root = tmp_path / outcome.task_id
     assert [f for f in check_task(root) if f.severity == "error"] == []  # replays the code too
-    assert set(outcome.baselines) == {"dummy", "linear", "strong", "oracle"}
+    assert set(outcome.baselines) == {"constant", "generic", "structure", "oracle"}
     rule = json.loads((root / "generation/rule.json").read_text())
     assert rule["kind"] == "llm-code" and "default_rng(7)" in rule["params"]["code"]
     blueprint = json.loads((root / "generation/blueprint.json").read_text())
     assert blueprint["backend"] == "llm" and blueprint["dna"]["seed_task"] == SEED_TASK
     assert "is_corroded" not in pd.read_csv(root / "prepared/public/test.csv").columns
-    assert len(pd.read_csv(root / "prepared/private/answers.csv")) == 60
+    assert len(pd.read_csv(root / "prepared/private/answers.csv")) == 1000
     assert not list(tmp_path.glob(".staging-*"))
 
 
@@ -73,8 +74,8 @@ def test_an_uninformed_oracle_breaks_the_thresholds(tmp_path: Path):
     ]
     outcome = _generate(tmp_path, answers)
     assert outcome.task_id is None
-    reasons = " ".join(f.reason for f in outcome.rejections[0].failures)
-    assert "out of order" in reasons or "not strictly ordered" in reasons
+    [failure] = outcome.rejections[0].failures
+    assert failure.rule == "noise_bands" and "too close to generic" in failure.reason
     assert list(tmp_path.iterdir()) == []
 
 
@@ -99,3 +100,28 @@ def test_cli_llm_backend_needs_a_model(tmp_path: Path):
     )
     assert result.exit_code != 0
     assert "--backend llm needs --model" in str(result.exception)
+
+
+def test_an_oracle_equal_to_the_answers_is_rejected(tmp_path: Path):
+    answers = [
+        scripted.blueprint_answer(),
+        scripted.code_answer(oracle="y[n_train:]"),
+        scripted.description(),
+    ]
+    outcome = _generate(tmp_path, answers)
+    assert outcome.task_id is None
+    rules = {f.rule: f.reason for f in outcome.rejections[0].failures}
+    assert rules.get("oracle_not_answers") == "the oracle's submission equals the answers"
+
+
+def test_a_provider_error_is_raised_as_such_not_recorded_as_a_rejection(tmp_path: Path):
+    def failing():
+        raise ConnectionError("connection refused by provider")
+        yield  # a generator, as custom_outputs expects
+
+    model = get_model("mockllm/model", custom_outputs=failing())
+    with pytest.raises(ProviderError, match="model provider error .*connection refused"):
+        generate_task(
+            get_seed(SEED_TASK), 0, 3, tmp_path, "llm", max_attempts=3,
+            backend_options={"model": model},
+        )  # fmt: skip
