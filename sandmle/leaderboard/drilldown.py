@@ -14,6 +14,7 @@ import streamlit as st
 
 from sandmle.harness.search_tree import SearchNode
 from sandmle.leaderboard import charts
+from sandmle.leaderboard.tables import sample_grid
 from sandmle.leaderboard.transcript import (
     failure_kind,
     inspect_view_url,
@@ -25,47 +26,11 @@ from sandmle.leaderboard.transcript import (
 )
 
 SAMPLE_PARAM = "sample"
-GRID_COLUMNS = ["model", "scaffold", "competition", "epoch", "status", "score", "medal",
-                "invalid reason", "duration s", "tokens"]  # fmt: skip
 
 
 def sample_key(row: pd.Series) -> str:
     """The sample's address: log file stem, sample id and epoch."""
     return f"{PurePath(row['log']).stem}:{row['sample_id']}:{int(row['epoch'])}"
-
-
-def _status(row: pd.Series) -> str:
-    if not row["scored"]:
-        return "error"
-    if row["any_medal"]:
-        return "medal"
-    return "valid" if row["valid_submission"] else "invalid"
-
-
-def _medal(row: pd.Series) -> str:
-    for flag in ("gold_medal", "silver_medal", "bronze_medal"):
-        if row[flag]:
-            return flag.removesuffix("_medal")
-    return ""
-
-
-def sample_grid(samples: pd.DataFrame) -> pd.DataFrame:
-    """One readable row per sample-epoch, indexed like ``samples``."""
-    return pd.DataFrame(
-        {
-            "model": samples["model"],
-            "scaffold": samples["scaffold"],
-            "competition": samples["competition_id"],
-            "epoch": samples["epoch"],
-            "status": samples.apply(_status, axis=1),
-            "score": samples["score"],
-            "medal": samples.apply(_medal, axis=1),
-            "invalid reason": samples["invalid_reason"].fillna(""),
-            "duration s": samples["total_time"].round(1),
-            "tokens": samples["tokens"],
-        },
-        index=samples.index,
-    )
 
 
 def filter_grid(grid: pd.DataFrame, text: str, statuses: list[str]) -> pd.DataFrame:

@@ -81,12 +81,17 @@ def report_html(loaded: LoadedLogs, log_dirs: Sequence[str | Path]) -> str:
         else "",
         "<h2>Leaderboard</h2>",
         _table_html(tables.display_table(table)),
-        "<h2>Paired comparisons (any medal)</h2>",
-        _table_html(tables.pairwise_table(loaded.samples)),
+        "<h2>Paired comparisons (any medal, each entrant against the next one down)</h2>",
+        _table_html(tables.pairwise_table(loaded.samples, adjacent=True)),
         "<h2>Charts</h2>",
         *(_figure_html(fig, i == 0) for i, fig in enumerate(figures)),
         "<h2>Drop from each model's best scaffold (any medal, points)</h2>",
         *_generalization_html(table, loaded.samples),
+        f"<h2>Samples</h2><details><summary>{len(loaded.samples)} sample-epochs: status, score, "
+        "medal and why a submission was invalid (transcripts: open the logs in Inspect View)"
+        "</summary>",
+        _table_html(tables.sample_grid(loaded.samples)),
+        "</details>",
         "</body></html>",
     ]
     return "\n".join(parts)

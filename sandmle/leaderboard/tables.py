@@ -114,8 +114,14 @@ def leaderboard_table(samples: pd.DataFrame, by: list[str] | None = None) -> pd.
     return table.drop(columns="_rank").reset_index(drop=True)
 
 
-def pairwise_table(samples: pd.DataFrame, metric: str = RANK_METRIC) -> pd.DataFrame:
-    """Every pair of entrants (model · scaffold) of each benchmark, compared on shared competitions."""
+def pairwise_table(
+    samples: pd.DataFrame, metric: str = RANK_METRIC, adjacent: bool = False
+) -> pd.DataFrame:
+    """Pairs of entrants (model · scaffold) of each benchmark, compared on shared competitions.
+
+    Every pair, or with ``adjacent`` each entrant against the next one down by ``metric``
+    (one row per entrant: the size of the summary, for the export).
+    """
     columns = ["benchmark", "A", "B", "verdict", "A − B", "95% interval", "p", "competitions"]
     rows = []
     for benchmark, part in samples.groupby("benchmark", sort=True):
@@ -125,7 +131,10 @@ def pairwise_table(samples: pd.DataFrame, metric: str = RANK_METRIC) -> pd.DataF
             for name, g in entrants.groupby("entrant", sort=True)
         }
         scale = 100.0 if metric in RATES else 1.0
-        for a, b in _pairs(list(series)):
+        names = list(series)
+        if adjacent:
+            names.sort(key=lambda name: -float(series[name].mean()))
+        for a, b in zip(names, names[1:], strict=False) if adjacent else _pairs(names):
             c = stats.compare(series[a], series[b])
             verdict = {"A better": f"{a} better", "B better": f"{b} better"}.get(c.label, c.label)
             interval = (
@@ -136,6 +145,45 @@ def pairwise_table(samples: pd.DataFrame, metric: str = RANK_METRIC) -> pd.DataF
             rows.append([benchmark, a, b, verdict, round(scale * c.diff, 1), interval,
                          round(c.p_value, 3), c.pairs])  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
+
+
+GRID_COLUMNS = ["model", "scaffold", "competition", "epoch", "status", "score", "medal",
+                "invalid reason", "duration s", "tokens"]  # fmt: skip
+"""The sample grid's columns (app drill-down and export)."""
+
+
+def _status(row: pd.Series) -> str:
+    if not row["scored"]:
+        return "error"
+    if row["any_medal"]:
+        return "medal"
+    return "valid" if row["valid_submission"] else "invalid"
+
+
+def _medal(row: pd.Series) -> str:
+    for flag in ("gold_medal", "silver_medal", "bronze_medal"):
+        if row[flag]:
+            return flag.removesuffix("_medal")
+    return ""
+
+
+def sample_grid(samples: pd.DataFrame) -> pd.DataFrame:
+    """One readable row per sample-epoch, indexed like ``samples``."""
+    return pd.DataFrame(
+        {
+            "model": samples["model"],
+            "scaffold": samples["scaffold"],
+            "competition": samples["competition_id"],
+            "epoch": samples["epoch"],
+            "status": samples.apply(_status, axis=1),
+            "score": samples["score"],
+            "medal": samples.apply(_medal, axis=1),
+            "invalid reason": samples["invalid_reason"].fillna(""),
+            "duration s": samples["total_time"].round(1),
+            "tokens": samples["tokens"],
+        },
+        index=samples.index,
+    )
 
 
 def _pairs(names: list[str]) -> list[tuple[str, str]]:

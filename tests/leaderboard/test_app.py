@@ -13,8 +13,9 @@ from streamlit.testing.v1 import AppTest
 
 from sandmle.leaderboard.app import DIRS_ENV, default_log_dirs
 from sandmle.leaderboard.cli import APP_FILE
-from sandmle.leaderboard.drilldown import GRID_COLUMNS, sample_key
+from sandmle.leaderboard.drilldown import sample_key
 from sandmle.leaderboard.logs import SkippedLogWarning, load_logs
+from sandmle.leaderboard.tables import GRID_COLUMNS
 
 from .conftest import BUGGY_CODE, CHECKPOINTS, MODELS, REACT_CODE, TRACEBACK
 
@@ -59,7 +60,7 @@ def test_compact_table_charts_and_download(monkeypatch: pytest.MonkeyPatch, log_
         "Leaderboard", "Generalization", "Benchmarks", "Training", "Samples",
     ]  # fmt: skip
     bars = next(c for c in _charts(app) if "by benchmark" in c["layout"]["title"]["text"])
-    assert bars["layout"]["yaxis"]["range"] == [0.0, 105.0]
+    assert bars["layout"]["yaxis"]["range"] == [-5.0, 105.0]
     assert app.get("download_button")[0].proto.label == "Download CSV"
     app.toggle(key="all_columns").set_value(True).run()
     full = app.dataframe[0].value

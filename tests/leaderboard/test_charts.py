@@ -46,10 +46,10 @@ def _table(values: list[float]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_bars_of_all_zero_and_all_one_data_stay_readable() -> None:
+def test_rates_of_all_zero_and_all_one_data_stay_readable() -> None:
     for values in ([0.0, 0.0], [100.0, 100.0]):
         fig = charts.benchmark_bars(_table(values), "any_medal")
-        assert list(fig.layout.yaxis.range) == [0.0, 105.0]  # never Plotly's -1..1
+        assert list(fig.layout.yaxis.range) == [-5.0, 105.0]  # never -1..1
         assert [bar.text[0] for bar in fig.data] == [f"{v:.0f}" for v in values]
         assert fig.data[0].error_y.arrayminus[0] == values[0]  # down to the interval's 0
 
