@@ -1,7 +1,8 @@
 """``sandmle/chaos``: an offline adversary that answers like a weak real model.
 
-Each reply is drawn, by a seeded hash of the conversation (so the same conversation always
-gets the same reply), from a mix of failure modes; the rest are ``sandmle/heuristic``'s good
+Each reply is drawn, by a seeded hash of the conversation and of how often that conversation
+was sent before (so a run repeats, and a retried prompt gets a fresh draw, as from a sampling
+model), from a mix of failure modes; the rest are ``sandmle/heuristic``'s good
 answers. Rates are model args: ``-M seed=1 -M prose=0.3`` (unnamed modes keep their
 defaults; a mode's weight is relative to the others of its kind).
 
@@ -20,7 +21,7 @@ import json
 from random import Random
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage
 from inspect_ai.tool import ToolInfo
 
 from sandmle.errors import SandmleError
@@ -75,24 +76,40 @@ def chaos_policy(seed: int = 0, **rates: float) -> Policy:
     if any(float(v) < 0 for v in rates.values()):
         raise SandmleError("sandmle/chaos rates must be >= 0")
     weights = {**known, **{k: float(v) for k, v in rates.items()}}
+    seen: dict[str, int] = {}
 
     def respond(
         messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
-        rng = Random(conversation_key(seed, messages))
-        names = tool_names(tools)
-        if pf.REVIEW_TOOL in names:
-            return review_reply(pick(rng, weights, REVIEW_MODES), messages, tools, rng)
-        if names & set(RUN_TOOLS):
-            return tool_reply(pick(rng, weights, TOOL_MODES), messages, tools)
-        return code_reply(pick(rng, weights, CODE_MODES), messages, tools, rng)
+        key = conversation_key(seed, messages)
+        seen[key] = seen.get(key, 0) + 1
+        rng = Random(f"{key}:{seen[key]}")
+        output = answer(rng, weights, messages, tools)
+        prompt_chars = sum(len(m.text) for m in messages)
+        output.usage = ModelUsage(
+            input_tokens=prompt_chars // 4,
+            output_tokens=len(output.completion) // 4,
+            total_tokens=(prompt_chars + len(output.completion)) // 4,
+        )
+        return output
 
     return respond
 
 
-def conversation_key(seed: int, messages: list[ChatMessage]) -> int:
+def answer(
+    rng: Random, weights: dict[str, float], messages: list[ChatMessage], tools: list[ToolInfo]
+) -> ModelOutput:
+    names = tool_names(tools)
+    if pf.REVIEW_TOOL in names:
+        return review_reply(pick(rng, weights, REVIEW_MODES), messages, tools, rng)
+    if names & set(RUN_TOOLS):
+        return tool_reply(pick(rng, weights, TOOL_MODES), messages, tools)
+    return code_reply(pick(rng, weights, CODE_MODES), messages, tools, rng)
+
+
+def conversation_key(seed: int, messages: list[ChatMessage]) -> str:
     text = "\x00".join(f"{m.role}:{m.text}" for m in messages)
-    return int(hashlib.sha256(f"{seed}\x00{text}".encode()).hexdigest()[:16], 16)
+    return hashlib.sha256(f"{seed}\x00{text}".encode()).hexdigest()[:16]
 
 
 def pick(rng: Random, weights: dict[str, float], modes: dict[str, float]) -> str:

@@ -123,7 +123,8 @@ def parse_tool_call(text: str, tools: list[ToolInfo]) -> ToolCall | None:
     )
 
 
-def generate_text(turns: list[dict[str, str]], max_new_tokens: int) -> str:
+def generate_text(turns: list[dict[str, str]], max_new_tokens: int) -> tuple[str, bool]:
+    """The reply, and whether it stopped at ``max_new_tokens`` (a ``model_length`` stop)."""
     import torch
 
     tokenizer, model = load_smollm2()
@@ -138,7 +139,9 @@ def generate_text(turns: list[dict[str, str]], max_new_tokens: int) -> str:
             do_sample=False,
             pad_token_id=tokenizer.eos_token_id,
         )
-    return tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True).strip()
+    new = out[0, ids.shape[1] :]
+    cut = len(new) >= max_new_tokens and int(new[-1]) != tokenizer.eos_token_id
+    return tokenizer.decode(new, skip_special_tokens=True).strip(), cut
 
 
 def smollm2_policy(max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> Policy:
@@ -148,9 +151,11 @@ def smollm2_policy(max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> Policy:
     def respond(
         messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
-        text = generate_text(chat(messages, tools), config.max_tokens or max_new_tokens)
+        text, cut = generate_text(chat(messages, tools), config.max_tokens or max_new_tokens)
         tool_call = parse_tool_call(text, tools)
         output = ModelOutput.from_content(model=MODEL, content=text or "(no output)")
+        if cut:
+            output.choices[0].stop_reason = "model_length"
         if tool_call is not None:
             output.choices[0].message.tool_calls = [tool_call]
             output.choices[0].stop_reason = "tool_calls"
