@@ -323,3 +323,20 @@ def test_smollm2_runs_one_react_sample_to_completion(fixture_pack: Path, tmp_pat
     [sample] = log.samples
     assert any(m.role == "assistant" and m.text for m in sample.messages)
     assert "valid_submission" in sample.scores["medal_scorer"].value
+
+
+def test_heuristic_reads_the_data_folder_and_submission_path_from_the_task():
+    """As a model would: the paths the instructions name (e.g. with ``-T sandbox=local``)."""
+    task = (
+        "- The competition's data is in `/srv/comp/public` (read-only).\n"
+        "- Write your predictions for the test set to `/srv/out/submission.csv`, in the format "
+        "of the sample submission (`/srv/comp/public/sample_submission.csv`).\n\n" + TASK_TEXT
+    )
+    text = "\n\n".join(["Draft one.", pf.TASK_SECTION, task, pf.INSTRUCTIONS_SECTION, "Go."])
+    code = code_of(ask(text))
+    assert "'/srv/comp/public'" in code and "'/srv/out'" in code and "/home/data" not in code
+    python = ToolInfo(name="python", description="Run Python.", parameters=ToolParams())
+    [call] = heuristic_policy(
+        [ChatMessageUser(content=task)], [python], GenerateConfig()
+    ).message.tool_calls
+    assert "'/srv/comp/public'" in next(iter(call.arguments.values()))
