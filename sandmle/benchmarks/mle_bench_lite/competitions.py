@@ -168,13 +168,22 @@ def competition_config(folder: Path, mlebench_dir: Path | None = None) -> Compet
 
 
 def competition_source(folder: Path) -> CompetitionConfig | None:
-    """Entry point for ``sandmle.competition_sources``: an MLE-bench prepared lite competition.
+    """Entry point for ``sandmle.competition_sources``: an MLE-bench prepared competition.
 
-    None for any folder that is not ``<data_dir>/<id>`` with ``<id>`` a lite competition (or
-    that has its own ``competition.yaml``); a known id whose data is not prepared is an error
-    that says so, rather than "unknown layout".
+    A lite competition gets our grader; any other competition MLE-bench's registry knows gets
+    MLE-bench's own grader, where the ``mlebench`` package is importable. None for any other
+    folder (or one with its own ``competition.yaml``); a known id whose data is not prepared
+    is an error that says so, rather than "unknown layout".
     """
     folder = Path(folder)
-    if folder.name not in lite_competitions() or (folder / CONFIG_FILE).is_file():
+    if (folder / CONFIG_FILE).is_file():
         return None
-    return competition_config(folder)
+    if folder.name in lite_competitions():
+        return competition_config(folder)
+    from sandmle.benchmarks.mle_bench_lite import mlebench_native
+
+    if not mlebench_native.mlebench_available() or not is_prepared(folder):
+        return None
+    if folder.name not in mlebench_native.mlebench_competition_ids():
+        return None
+    return mlebench_native.native_config(folder)

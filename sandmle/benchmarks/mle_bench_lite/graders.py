@@ -28,6 +28,7 @@ from sandmle.benchmarks.mle_bench_lite.checks import (
     to_numeric,
 )
 from sandmle.benchmarks.mle_bench_lite.competitions import get_competition, grader_name
+from sandmle.benchmarks.mle_bench_lite.mlebench_native import NATIVE_GRADER  # noqa: F401  (registers it)
 from sandmle.errors import InvalidSubmission
 from sandmle.harness.competition import CompetitionConfig
 from sandmle.harness.graders import grader

@@ -24,8 +24,13 @@ from sandmle.benchmarks.mle_bench_lite import replica_audio as audio
 from sandmle.benchmarks.mle_bench_lite import replica_images as images
 from sandmle.benchmarks.mle_bench_lite import replica_tables as tables
 from sandmle.benchmarks.mle_bench_lite import replica_text as text
-from sandmle.benchmarks.mle_bench_lite.competitions import get_competition, lite_competitions
+from sandmle.benchmarks.mle_bench_lite.competitions import (
+    get_competition,
+    lite_competitions,
+    split_ids,
+)
 from sandmle.benchmarks.mle_bench_lite.replica_descriptions import replica_description
+from sandmle.benchmarks.mle_bench_lite.replica_dev import DEV_BUILDERS, dev_description
 from sandmle.benchmarks.mle_bench_lite.replica_files import ReplicaDir, replica_dir
 from sandmle.errors import SandmleError
 
@@ -74,13 +79,15 @@ def clear_replica(folder: Path) -> None:
 
 def build_replica(out: Path, competition_id: str, seed: int = 0) -> Path:
     """Write one competition's replica to ``out/<id>``; returns that folder."""
-    lite = get_competition(competition_id)
     replica = replica_dir(out, competition_id, seed)
     clear_replica(replica.root)
-    BUILDERS[competition_id](replica)
-    (replica.public / "description.md").write_text(
-        replica_description(lite, replica.public), encoding="utf-8"
-    )
+    if competition_id in DEV_BUILDERS:
+        DEV_BUILDERS[competition_id](replica)
+        text = dev_description(competition_id)
+    else:
+        BUILDERS[competition_id](replica)
+        text = replica_description(get_competition(competition_id), replica.public)
+    (replica.public / "description.md").write_text(text, encoding="utf-8")
     (replica.root / MARKER).write_text(f"seed={seed}\n", encoding="utf-8")
     return replica.root
 
@@ -88,10 +95,11 @@ def build_replica(out: Path, competition_id: str, seed: int = 0) -> Path:
 def build_replicas(
     out: Path, competitions: list[str] | None = None, seed: int = 0, dojo: bool = False
 ) -> list[Path]:
-    """Write the replicas of ``competitions`` (all 22 by default); with ``dojo``, MLE-Dojo's
-    layout of the same data under ``out/mle-dojo`` too."""
+    """Write the replicas of ``competitions`` (all 22 lite ones by default; the seven ``dev``
+    ones too when named); with ``dojo``, MLE-Dojo's layout of the lite ones under
+    ``out/mle-dojo`` too."""
     ids = competitions or list(lite_competitions())
-    unknown = [c for c in ids if c not in BUILDERS]
+    unknown = [c for c in ids if c not in BUILDERS and c not in DEV_BUILDERS]
     if unknown:
         raise SandmleError(f"no micro replica for {', '.join(unknown)}")
     out.mkdir(parents=True, exist_ok=True)
@@ -99,7 +107,7 @@ def build_replicas(
     if dojo:
         from sandmle.benchmarks.mle_dojo.replicas import write_dojo_replicas
 
-        write_dojo_replicas(out, out / DOJO_SUBDIR, ids)
+        write_dojo_replicas(out, out / DOJO_SUBDIR, [c for c in ids if c in BUILDERS])
     return roots
 
 
@@ -113,8 +121,15 @@ def replicas_command(
         typer.Option("--competition", "-c", help="Only these competition ids (repeatable)."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Data seed.")] = 0,
+    split: Annotated[
+        str | None, typer.Option("--split", help="All of a split: lite or dev (dev: 7 more).")
+    ] = None,
 ) -> None:
     """Write micro replicas of the 22 MLE-bench-lite competitions (offline smoke tests)."""
+    if split is not None:
+        if split not in ("lite", "dev"):
+            raise SandmleError(f"--split must be lite or dev, not {split!r}")
+        competitions = [*(competitions or []), *split_ids(split)]
     roots = build_replicas(out, competitions, seed=seed, dojo=dojo)
     typer.echo(f"wrote {len(roots)} micro replicas to {out}")
     typer.echo(f"run: inspect eval sandmle/mle_bench_lite -T data_dir={out}")

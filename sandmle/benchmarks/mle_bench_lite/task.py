@@ -15,6 +15,7 @@ sample metadata (``rules_unavailable``).
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -29,9 +30,13 @@ from sandmle.benchmarks.mle_bench_lite.competitions import (
     lite_competitions,
     split_ids,
 )
-from sandmle.benchmarks.mle_bench_lite.cross_check import (
-    cross_checked_medal_scorer,
+from sandmle.benchmarks.mle_bench_lite.cross_check import cross_checked_medal_scorer
+from sandmle.benchmarks.mle_bench_lite.mlebench_native import (
+    INSTALL_HINT,
     mlebench_available,
+    mlebench_default_data_dir,
+    mlebench_is_prepared,
+    mlebench_split_ids,
 )
 from sandmle.errors import CompetitionError, SandmleError
 from sandmle.harness.competition import CONFIG_FILE, Competition, load_competition
@@ -42,7 +47,10 @@ logger = logging.getLogger(__name__)
 
 
 def default_data_dir() -> Path:
-    """MLE-bench's default data dir: ``appdirs.user_cache_dir()/mle-bench/data``."""
+    """MLE-bench's default data dir: its own ``DEFAULT_DATA_DIR`` where ``mlebench`` is
+    importable, else the same rule, ``appdirs.user_cache_dir()/mle-bench/data``."""
+    if mlebench_available():
+        return mlebench_default_data_dir()
     if sys.platform == "darwin":
         cache = Path.home() / "Library" / "Caches"
     elif os.name == "nt":
@@ -54,7 +62,11 @@ def default_data_dir() -> Path:
 
 def competition_ids(split: str, competitions: str | list[str] | None) -> list[str]:
     """The split's ids (a split name or a split file), narrowed to ``competitions`` if given."""
-    ids = split_ids(split) if not Path(split).suffix else parse_task_ids(split) or []
+    if Path(split).suffix:
+        ids = parse_task_ids(split) or []
+    else:
+        from_mlebench = mlebench_split_ids(split) if mlebench_available() else None
+        ids = from_mlebench if from_mlebench is not None else split_ids(split)
     chosen = parse_task_ids(competitions)
     if chosen is None:
         return ids
@@ -73,8 +85,12 @@ def exclusion_reason(folder: Path) -> str | None:
         if lite is not None and lite.rules_unavailable:
             hint += " (Kaggle no longer lets new users accept its rules; use data prepared earlier)"
         return f"MLE-bench data for {cid} is not prepared under {folder.parent}: {hint}"
-    if cid not in lite_competitions() and not (folder / CONFIG_FILE).is_file():
-        return f"{cid} has no sandmle grader (only the 22 MLE-bench-lite competitions are graded)"
+    if cid in lite_competitions() or (folder / CONFIG_FILE).is_file():
+        return None
+    if not mlebench_available():
+        return f"{cid} is graded by MLE-bench's own grader: {INSTALL_HINT}"
+    if not mlebench_is_prepared(folder):
+        return f"MLE-bench's is_dataset_prepared says {cid} is not prepared under {folder.parent}"
     return None
 
 
@@ -86,6 +102,7 @@ def load_split(data_dir: Path, ids: list[str]) -> tuple[list[Competition], dict[
         reason = exclusion_reason(data_dir / cid)
         if reason is None:
             try:
+                # lite: our grader; others: MLE-bench's (see ``competition_source``)
                 loaded.append(load_competition(data_dir / cid))
                 continue
             except CompetitionError as exc:
@@ -98,6 +115,23 @@ def load_split(data_dir: Path, ids: list[str]) -> tuple[list[Competition], dict[
             f"first: {next(iter(excluded.values()), 'empty split')}"
         )
     return loaded, excluded
+
+
+def unknown_thresholds(competitions: list[Competition]) -> dict[str, str]:
+    """Competitions without medal thresholds (no leaderboard), and why; warned about loudly."""
+    unknown = {}
+    for competition in competitions:
+        thresholds = competition.config.thresholds
+        if thresholds is not None and math.isnan(thresholds.gold):
+            source = str(competition.config.tags.get("thresholds_source", "no leaderboard"))
+            unknown[competition.id] = source
+            logger.warning(
+                "MEDAL THRESHOLDS UNKNOWN for %s (%s): it is graded, but no submission can "
+                "earn a medal or beat the median there",
+                competition.id,
+                source,
+            )
+    return unknown
 
 
 def flag_samples(task_: Task) -> None:
@@ -124,6 +158,7 @@ def build_task(
     if cross_check and not mlebench_available():
         logger.warning("cross_check: the mlebench package is not importable; grading without it")
     lite = split in ("lite", "low")
+    unknown = unknown_thresholds(loaded)
     built = competition_task(
         loaded,
         name="mle_bench_lite" if lite else "mle_bench",
@@ -132,6 +167,7 @@ def build_task(
             "split": split,
             "data_dir": str(root),
             "excluded": excluded,
+            "thresholds_unknown": unknown,
             "cross_check": cross_check,
         },
         limits=limits,
