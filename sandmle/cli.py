@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -141,6 +142,11 @@ def grade(
     comp = load_competition(competition)
     report = grade_csv(submission, comp)
     data = report.to_dict()
+    if math.isnan(report.gold_threshold):  # no leaderboard: say so instead of printing NaN
+        for key in ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold"):
+            data[key] = None
+        source = comp.config.tags.get("thresholds_source") or "no leaderboard"
+        data["thresholds"] = f"unknown ({source}): no medal or median can be awarded"
     rank = report_human_rank(report, comp)
     if rank is not None:
         data["human_rank"] = rank
