@@ -89,6 +89,7 @@ def prompts(sample: EvalSample) -> list[str]:
     ]
 
 
+@pytest.mark.slow  # the built-in pack, an AutoML search for a medal task, six evals
 @pytest.mark.parametrize("name", SCAFFOLDS)
 def test_heuristic_medals_under_every_scaffold_without_an_operator_header(
     name: str, medal_task: tuple[Path, str], tmp_path: Path

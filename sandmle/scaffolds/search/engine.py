@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from inspect_ai.log import transcript
@@ -166,9 +166,12 @@ class Search:
         node.plan, node.code = result.proposal.plan, result.proposal.code
         keep_calls(node, result.calls)
         if not node.code:
-            tries = len(result.calls)
-            fail(node, result.failure or "no_code", f"No usable code after {tries} tries: "
-                 f"{result.proposal.problem or result.calls[-1].error}; not run.")  # fmt: skip
+            why = result.proposal.problem or result.calls[-1].error
+            fail(
+                node,
+                result.failure or "no_code",
+                f"No usable code after {len(result.calls)} tries: {why}; not run.",
+            )
             return
         await self._run_and_review(node)
 
@@ -259,11 +262,11 @@ class Search:
         """Write the whole tree to the store and the new node to the transcript."""
         store().set(STORE_KEY, self.journal.dump())
         if node is not None:
+            failure = node.extra.get("failure")
             transcript().info(
-                {"scaffold": self.scaffold, "failure": node.extra.get("failure"),
-                 "node": node.model_dump()},
+                {"scaffold": self.scaffold, "failure": failure, "node": node.model_dump()},
                 source=f"{self.scaffold}/search",
-            )  # fmt: skip
+            )
 
     async def finish(self) -> SearchNode | None:
         """Leave the chosen node's submission in place and log the final tree."""
@@ -338,6 +341,6 @@ async def start_search(
         budget=budget,
         scaffold=scaffold,
         competition=competition if validate else None,
-        model=model,
+        model=replace(model),  # a sample's own copy: its memory budget shrinks on its own
         probe=found,
     )
