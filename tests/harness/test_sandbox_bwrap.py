@@ -246,11 +246,17 @@ def test_cli_cleanup_removes_stray_sample(monkeypatch, tmp_path: Path) -> None:
     base = tmp_path / "base"
     monkeypatch.setattr(bwrap_module, "default_base_dir", lambda: base)
     config = BwrapConfig(limits=LIMITS)
-    envs = asyncio.run(BwrapSandboxEnvironment.sample_init("test", config, {}))
-    assert len(list(base.iterdir())) == 1
-    asyncio.run(BwrapSandboxEnvironment.cli_cleanup(None))
-    assert list(base.iterdir()) == []
-    BwrapSandboxEnvironment._live.discard(envs["default"].dirs.root)
+
+    async def main() -> None:
+        envs = await BwrapSandboxEnvironment.sample_init("test", config, {})
+        assert len(list(base.iterdir())) == 1
+        await BwrapSandboxEnvironment.cli_cleanup(None)
+        assert list(base.iterdir()) == []
+        sandbox = envs["default"].as_type(BwrapSandboxEnvironment)
+        BwrapSandboxEnvironment._live.discard(sandbox.dirs.root)
+        await sandbox._close_launch()  # our handle on its bwrap (a crashed run has none)
+
+    asyncio.run(main())
 
 
 # --- red team: each attack fails and the sandbox stays usable -------------------------

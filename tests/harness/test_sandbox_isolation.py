@@ -478,19 +478,26 @@ def test_failed_preflight_stops_the_eval(tmp_path: Path) -> None:
 @needs_cgroup
 def test_cpus_caps_the_whole_sample(config: BwrapConfig) -> None:
     limited = config.model_copy(update={"limits": LIMITS.model_copy(update={"cpus": 0.1})})
-    burn = "import time\nend = time.process_time() + 0.2\nwhile time.process_time() < end: pass\n"
+    burn = (
+        "import time\n"
+        "wall, cpu = time.monotonic(), time.process_time()\n"
+        "while time.process_time() - cpu < 0.3: pass\n"
+        "print(time.monotonic() - wall, time.process_time() - cpu)\n"
+    )
 
-    async def body(sandbox: SandboxEnvironment) -> tuple[Any, dict[str, int]]:
+    async def body(sandbox: SandboxEnvironment) -> tuple[Any, str]:
         cgroup = sandbox.as_type(BwrapSandboxEnvironment).cgroup
         assert cgroup is not None
         result = await sandbox.exec(["python", "-c", burn])
-        cpu_stat = cgroup.paths[-1] / "cpu.stat"  # v1: the cpu hierarchy; v2: the one dir
-        lines = cpu_stat.read_text().split("\n")
-        return result, dict((k, int(v)) for k, v in (ln.split() for ln in lines if ln))
+        if cgroup.version == "v2":
+            return result, (cgroup.paths[0] / "cpu.max").read_text().split()[0]
+        return result, (cgroup.paths[-1] / "cpu.cfs_quota_us").read_text().strip()
 
-    result, stats = in_sample(limited, body)
+    result, quota = in_sample(limited, body)
     assert result.success, result.stderr
-    assert stats["nr_throttled"] > 0  # the CFS quota held the busy loop back
+    wall, cpu = map(float, result.stdout.split())
+    assert quota == "10000"  # 0.1 of each 100 ms period
+    assert wall >= cpu / 0.1 * 0.9  # never more than a tenth of a core, however idle the host
 
 
 def test_a_tool_that_cannot_run_python_errors_the_sample(tmp_path: Path) -> None:

@@ -73,11 +73,12 @@ def _write(path: Path, value: str) -> None:
     path.write_text(value)
 
 
-def _enable_v2_controllers(root: Path) -> Path:
+def _enable_v2_controllers(root: Path, *, cpu: bool = False) -> Path:
     parent = root / CGROUP_PARENT
     parent.mkdir(exist_ok=True)
     available = set((root / "cgroup.controllers").read_text().split())
-    wanted = " ".join(f"+{c}" for c in V2_CONTROLLERS if c in available)
+    controllers = V2_CONTROLLERS if cpu else ("memory", "pids")
+    wanted = " ".join(f"+{c}" for c in controllers if c in available)
     for node in (root, parent):
         _write(node / "cgroup.subtree_control", wanted)
     return parent
@@ -100,13 +101,16 @@ class SampleCgroup:
           OSError: the kernel refused a dir or a limit.
         """
         version, roots = cgroup_roots()
+        # The cpu controller only when capped: under it, all samples together compete as
+        # one sibling of the host's other processes, and a loaded host starves them.
+        wanted = V1_CONTROLLERS if limits.cpus is not None else ("memory", "pids")
         if version == "v2":
-            path = _enable_v2_controllers(roots[""]) / name
+            path = _enable_v2_controllers(roots[""], cpu=limits.cpus is not None) / name
             path.mkdir()
             group = cls("v2", (path,))
         else:
             paths = []
-            for controller in V1_CONTROLLERS:
+            for controller in wanted:
                 if controller in roots:
                     (roots[controller] / CGROUP_PARENT).mkdir(exist_ok=True)
                     paths.append(roots[controller] / CGROUP_PARENT / name)
@@ -121,7 +125,7 @@ class SampleCgroup:
 
     def _set_limits(self, limits: SandboxLimits) -> None:
         memory = str(limits.memory_mb * 1024**2)
-        cpus = getattr(limits, "cpus", None)
+        cpus = limits.cpus
         if self.version == "v2":
             path = self.paths[0]
             _write(path / "memory.max", memory)

@@ -2,6 +2,7 @@
 
 import os
 import posixpath
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,6 +203,20 @@ def sandbox_command(
 ) -> list[str]:
     """What bwrap runs: setpriv (when root), then prlimit, then `cmd`."""
     return _identity_prefix(dirs) + _limit_prefix(limits, not cgroup) + cmd
+
+
+COMMAND_ENV = "SANDMLE_COMMAND"
+# A bwrap started ahead of its exec has its argv fixed before the command is known, so it
+# runs this, which takes the command (shell-quoted, from `--setenv`) out of the environment.
+TRAMPOLINE = ["/bin/sh", "-c", f'c="${COMMAND_ENV}"; unset {COMMAND_ENV}; eval "exec $c"']
+MAX_TRAMPOLINE_COMMAND = 100_000
+"""Longest quoted command the trampoline takes (one env string may hold 128 KiB)."""
+
+
+def quote_command(cmd: list[str]) -> str:
+    """`cmd` as sh words; the program is always quoted, so it is never read as `VAR=value`."""
+    program = "'" + cmd[0].replace("'", "'\"'\"'") + "'"
+    return " ".join([program, *(shlex.quote(arg) for arg in cmd[1:])])
 
 
 def bwrap_argv(

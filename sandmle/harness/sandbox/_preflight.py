@@ -37,7 +37,8 @@ print(json.dumps({"failed": failed, "leaked": leaked, "uid": os.getuid(),
                   "seccomp": status.get("Seccomp", "").strip()}))
 """
 _PYTHON_NOT_RUN = re.compile(
-    r"(?:^|[\s/])python3?: (?:command not found|No such file or directory|Permission denied)"
+    r"(?:^|[\s/])python3?: (?:command not found|not found|No such file or directory"
+    r"|Permission denied)"
     r"|failed to execute python3?\b",
     re.M,
 )

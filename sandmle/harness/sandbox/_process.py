@@ -176,6 +176,100 @@ async def run_limited(
         raise
     finally:
         os.close(info_write)
+    return await _supervise(process, info_read, input, timeout, max_output, disk_watch)
+
+
+@dataclass
+class Launch:
+    """A bwrap started ahead of its exec: already in the sample's cgroup, blocked reading
+    its options from `args_fd` (so the slow cgroup join is off the exec's path)."""
+
+    process: Process
+    args_fd: int
+    """Write end of bwrap's `--args` pipe: writing the options starts the exec."""
+    info_fd: int
+    """Read end of bwrap's `--info-fd` pipe."""
+
+    def discard(self) -> None:
+        """End it unused (bwrap, finding no options, exits; the kill makes sure)."""
+        for fd in (self.args_fd, self.info_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        kill_group(self.process)
+
+    async def aclose(self) -> None:
+        """`discard`, then reap it and close its pipes (in the loop that started it)."""
+        self.discard()
+        with anyio.CancelScope(shield=True):
+            await self.process.wait()
+            await self.process.aclose()
+
+
+async def launch(argv: list[str], *, launcher: Sequence[str], pass_fds: Sequence[int]) -> Launch:
+    """Start bwrap `argv` (options to come through `--args`) behind `launcher`."""
+    args_read, args_write = os.pipe()
+    info_read, info_write = os.pipe()
+    inherited = (args_read, info_write)
+    try:
+        process = await anyio.open_process(
+            [*launcher, argv[0], "--args", str(args_read), "--info-fd", str(info_write), *argv[1:]],
+            stdin=PIPE, stdout=PIPE, stderr=PIPE, start_new_session=True,
+            pass_fds=(*inherited, *pass_fds),
+        )  # fmt: skip
+    except BaseException:
+        os.close(args_write)
+        os.close(info_read)
+        raise
+    finally:
+        for fd in inherited:
+            os.close(fd)
+    return Launch(process, args_write, info_read)
+
+
+async def run_launched(
+    started: Launch,
+    options: bytes,
+    *,
+    input: bytes | None,
+    timeout: float,
+    max_output: int,
+    disk_watch: DiskWatch | None = None,
+) -> ProcessOutcome:
+    """Give a `Launch` its NUL-separated `options`, then run it as `run_limited` does."""
+    try:
+        view = memoryview(options)
+        os.set_blocking(started.args_fd, False)  # bwrap waits on an empty pipe: this fits
+        try:
+            view = view[os.write(started.args_fd, view) :]
+        except BlockingIOError:
+            pass
+        os.set_blocking(started.args_fd, True)
+        while view:  # more than a pipe holds: bwrap reads as we write
+            view = view[await anyio.to_thread.run_sync(os.write, started.args_fd, view) :]
+    except BaseException:
+        started.discard()
+        raise
+    finally:
+        try:
+            os.close(started.args_fd)
+        except OSError:
+            pass
+    process = started.process
+    if input is None and process.stdin is not None:
+        await process.stdin.aclose()  # the command reads EOF, as from /dev/null
+    return await _supervise(process, started.info_fd, input, timeout, max_output, disk_watch)
+
+
+async def _supervise(
+    process: Process,
+    info_read: int,
+    input: bytes | None,
+    timeout: float,
+    max_output: int,
+    disk_watch: DiskWatch | None,
+) -> ProcessOutcome:
     out, err = _CappedBuffer(max_output), _CappedBuffer(max_output)
     state: dict = {"process": process, "disk_exceeded": False}
     try:

@@ -9,6 +9,7 @@ when we run as root, a per-sample unprivileged uid, a per-sample cgroup holding 
 Limits: see `SandboxLimits`; the security model is in the README.
 """
 
+import asyncio
 import functools
 import os
 import posixpath
@@ -40,14 +41,18 @@ from sandmle.harness.layout import PUBLIC_DIR_METADATA_KEY
 from ._cgroup import SampleCgroup, remove_cgroup_named
 from ._command import (
     BASE_ENV,
+    COMMAND_ENV,
     DATA_DIR,
+    MAX_TRAMPOLINE_COMMAND,
     SUBMISSION_DIR,
     TMP_DIR,
+    TRAMPOLINE,
     WORK_DIR,
     WRITABLE_DIRS,
     Bind,
     SampleDirs,
     exec_options,
+    quote_command,
     sample_options,
     sandbox_command,
 )
@@ -60,7 +65,7 @@ from ._preflight import (
     preflight_argv,
     python_failure,
 )
-from ._process import DiskWatch, run_limited
+from ._process import DiskWatch, Launch, ProcessOutcome, launch, run_launched, run_limited
 from ._python import PythonLayout, python_layout
 from ._quota import quota_full
 from ._samples import (
@@ -225,6 +230,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             dirs, limits=config.limits, public_dir=public_dir, binds=self._binds(layout)
         )  # built once: each exec only adds its env and cwd
         self._seccomp = _seccomp_or_none(self.isolation.seccomp)
+        self._launch: Launch | None = None  # the next exec's bwrap, started ahead
+        self._launch_loop: object = None
 
     def _binds(self, layout: PythonLayout) -> list[Bind]:
         binds = list(layout.binds) + layout.pyvenv_bind(self.dirs.etc / "pyvenv.cfg")
@@ -306,6 +313,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 (dirs.etc / "pyvenv.cfg").write_text(layout.pyvenv_cfg)
                 os.chmod(dirs.etc / "pyvenv.cfg", 0o644)
             environment = cls(dirs, resolved, public_dir, cgroup, isolation)
+            environment._launch = await environment._new_launch()
             environment._start_warm()
         except BaseException:
             await cls._remove(dirs)
@@ -334,6 +342,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         interrupted: bool,
     ) -> None:
         for environment in environments.values():
+            await environment.as_type(cls)._close_launch()
             await anyio.to_thread.run_sync(environment.as_type(cls)._stop_warm)
             await cls._remove(environment.as_type(cls).dirs)
 
@@ -378,22 +387,14 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         self._check_user(user)
         if not self.dirs.work.is_dir():
             raise SandboxUnavailableError("this sample's sandbox was cleaned up")
-        limits = self.config.limits
         oom_before = self.cgroup.oom_kills() if self.cgroup is not None else 0
-        argv, fds = self._bwrap(cmd, posixpath.join(WORK_DIR, cwd or "."), env or {})
-        try:
-            outcome = await run_limited(
-                argv,
-                input=input.encode() if isinstance(input, str) else input,
-                timeout=timeout or limits.command_timeout_s,
-                max_output=min(limits.max_output_bytes, SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE),
-                launcher=self.cgroup.join_prefix() if self.cgroup is not None else (),
-                pass_fds=fds,
-                disk_watch=self._disk_watch(),
-            )  # fmt: skip
-        finally:
-            for fd in fds:
-                os.close(fd)
+        outcome = await self._run(
+            cmd,
+            posixpath.join(WORK_DIR, cwd or "."),
+            env or {},
+            input.encode() if isinstance(input, str) else input,
+            timeout or self.config.limits.command_timeout_s,
+        )
         result = ExecResult(
             success=outcome.returncode == 0 and not outcome.disk_exceeded,
             returncode=outcome.returncode,
@@ -408,11 +409,86 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             )
         return result
 
+    async def _run(
+        self, cmd: list[str], cwd: str, env: dict[str, str], input: bytes | None, timeout: float
+    ) -> ProcessOutcome:
+        """Run `cmd` in a bwrap started ahead (see `Launch`), or in a fresh one when none
+        is ready (concurrent execs, another event loop, a very long command)."""
+        limits = self.config.limits
+        max_output = min(limits.max_output_bytes, SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE)
+        quoted = quote_command(cmd) if cmd else ""
+        started = self._take_launch()
+        if started is not None and quoted and len(quoted) <= MAX_TRAMPOLINE_COMMAND:
+            self._launch = await self._new_launch()  # the next exec's, joining meanwhile
+            options = self._options + exec_options(cwd=cwd, env=self._exec_env(env))
+            options += ["--setenv", COMMAND_ENV, quoted]
+            return await run_launched(
+                started, b"".join(arg.encode() + b"\0" for arg in options),
+                input=input, timeout=timeout, max_output=max_output,
+                disk_watch=self._disk_watch(),
+            )  # fmt: skip
+        if started is not None:
+            self._launch = started  # unused: keep it for the next exec
+        argv, fds = self._bwrap(cmd, cwd, env)
+        try:
+            return await run_limited(
+                argv, input=input, timeout=timeout, max_output=max_output,
+                launcher=self.cgroup.join_prefix() if self.cgroup is not None else (),
+                pass_fds=fds, disk_watch=self._disk_watch(),
+            )  # fmt: skip
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    # --- launches: a bwrap per exec, started one exec ahead so the cgroup join (which
+    # waits for an RCU grace period in cgroup v1, 100s of ms on a loaded host) is not timed
+
+    async def _new_launch(self) -> Launch | None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio (trio): every exec starts its own bwrap
+            return None
+        command = sandbox_command(
+            self.dirs, self.config.limits, TRAMPOLINE, cgroup=self.cgroup is not None
+        )
+        argv, fds = [_bwrap_path()], []
+        if self._seccomp is not None:
+            fds.append(_memfd("bwrap-seccomp", self._seccomp))
+            argv += ["--seccomp", str(fds[0])]
+        launcher = self.cgroup.join_prefix() if self.cgroup is not None else ()
+        try:
+            started = await launch([*argv, "--", *command], launcher=launcher, pass_fds=fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        self._launch_loop = loop
+        return started
+
+    def _take_launch(self) -> Launch | None:
+        started, self._launch = self._launch, None
+        if started is None:
+            return None
+        try:
+            same_loop = asyncio.get_running_loop() is self._launch_loop
+        except RuntimeError:
+            same_loop = False
+        if not same_loop:  # its pipes belong to a loop that may be gone
+            started.discard()
+            return None
+        return started
+
+    async def _close_launch(self) -> None:
+        started = self._take_launch()  # one from another loop is discarded there
+        if started is not None:
+            await started.aclose()
+
+    def _exec_env(self, env: dict[str, str]) -> dict[str, str]:
+        return {"PATH": self._path, **BASE_ENV, **self._python_env, **env}
+
     def _bwrap(self, cmd: list[str], cwd: str, env: dict[str, str]) -> tuple[list[str], list[int]]:
         """The bwrap argv that runs `cmd` (after the cgroup launcher), and the fds it reads
         (the caller passes them to bwrap and closes them)."""
-        env = {"PATH": self._path, **BASE_ENV, **self._python_env, **env}
-        options = self._options + exec_options(cwd=cwd, env=env)
+        options = self._options + exec_options(cwd=cwd, env=self._exec_env(env))
         command = sandbox_command(
             self.dirs, self.config.limits, cmd, cgroup=self.cgroup is not None
         )
