@@ -1,7 +1,7 @@
 """What the bwrap sandbox costs: per exec and per sample setup/teardown, vs a bare subprocess.
 
 Bare and sandboxed runs alternate in one loop, so machine load hits both alike; medians
-in ms, as JSON. The sandbox is the full one this host supports (cgroup, tmpfs quota,
+in ms, as JSON, for execs back to back and spaced by 100 ms (as agent turns are). The sandbox is the full one this host supports (cgroup, tmpfs quota,
 seccomp; see "isolation" in the output). The agent's Python is the sandbox's default.
 
 Usage: python bench/sandbox_exec_overhead.py [--runs 50]
@@ -38,7 +38,10 @@ def _bare(argv: list[str]) -> float:
     return time.perf_counter() - start
 
 
-async def exec_overhead(config: BwrapConfig, runs: int) -> dict[str, object]:
+async def exec_overhead(config: BwrapConfig, runs: int, gap_s: float) -> dict[str, object]:
+    """Per command, medians; `gap_s` of idle time precedes each sandboxed exec (untimed):
+    agents' execs are spaced by model calls, which lets the next exec's bwrap, started
+    one exec ahead, finish joining the sample's cgroup."""
     envs = await BwrapSandboxEnvironment.sample_init("bench", config, {})
     sandbox = envs["default"]
     report: dict[str, object] = {}
@@ -48,6 +51,7 @@ async def exec_overhead(config: BwrapConfig, runs: int) -> dict[str, object]:
             await sandbox.exec(boxed_argv)  # warm the page cache for both
             for _ in range(runs):
                 bare.append(await asyncio.to_thread(_bare, bare_argv))
+                await asyncio.sleep(gap_s)
                 start = time.perf_counter()
                 result = await sandbox.exec(boxed_argv)
                 boxed.append(time.perf_counter() - start)
@@ -95,7 +99,8 @@ def main() -> None:
             "runs": runs,
             "python": str(config.python),
             "isolation": host_isolation().as_metadata(),
-            "exec": asyncio.run(exec_overhead(config, runs)),
+            "exec_back_to_back": asyncio.run(exec_overhead(config, runs, 0.0)),
+            "exec_spaced_100ms": asyncio.run(exec_overhead(config, runs, 0.1)),
             "sample": asyncio.run(sample_setup(config, runs)),
             "preflight_ms_once_per_task": asyncio.run(preflight_ms(config)),
         }
