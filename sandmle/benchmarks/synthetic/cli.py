@@ -151,6 +151,11 @@ def import_tasks(
     """Convert published SandMLE release tasks into competition folders."""
     ids = import_release(directory, out, timeout_s=timeout)
     console.print(f"imported {len(ids)} task(s) into {out}")
+    report = out / "import_report.json"
+    if report.is_file():
+        for entry in json.loads(report.read_text(encoding="utf-8")):
+            if entry["status"] != "imported":
+                console.print(f"{entry['status']}: {entry['reason']}", markup=False)
 
 
 @synth_app.command("seeds")

@@ -12,6 +12,7 @@ match the evaluator on every probe, or the import fails.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -57,25 +58,89 @@ METRIC_HINTS = {
     "r2_score": ("r2",),
 }
 _ID_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+SANITY_FILE = "ok_competitions_sanity.json"
+IMPORT_REPORT = "import_report.json"
 
 
 def import_release(src: Path, out: Path, timeout_s: int = DEFAULT_TIMEOUT_S) -> list[str]:
-    """Convert one release task folder, or every one below ``src``; returns the new ids."""
+    """Convert one release task folder, or every one below ``src``; returns the new ids.
+
+    A folder of tasks is imported task by task: a task that fails (bad layout, evaluator
+    error, grades differently) or that the release's ``ok_competitions_sanity.json`` does
+    not list is skipped, and ``<out>/import_report.json`` lists every task with its status
+    and reason. Nothing is written when no task can be imported (a one-line error).
+    """
     src, out = Path(src), Path(out)
     if not src.is_dir():
         raise SandmleError(f"{src}: folder does not exist")
-    tasks = (
-        [src]
-        if (src / PUBLIC_DIR).is_dir()
-        else sorted(p for p in src.iterdir() if (p / PUBLIC_DIR).is_dir())
-    )
+    single = (src / PUBLIC_DIR).is_dir()
+    tasks = [src] if single else sorted(p for p in src.iterdir() if (p / PUBLIC_DIR).is_dir())
     if not tasks:
         raise SandmleError(f"{src}: no release task folders (*/{PUBLIC_DIR}) found")
     if out.exists() and any(out.iterdir()):
         raise SandmleError(f"{out}: output folder is not empty")
+    allowed = None if single else _sanity_ok(src)
+    report: list[dict[str, str]] = []
+    candidates = []
     for task in tasks:
+        reason = _skip_reason(task, allowed)
+        if reason:
+            report.append({"task": task.name, "status": "skipped", "reason": reason})
+        else:
+            candidates.append(task)
+    if not candidates:
+        raise SandmleError(report[0]["reason"] if len(report) == 1 else _summary(report))
+    imported = []
+    for task in candidates:
+        try:
+            config = convert_task(task, out / task_id(task), timeout_s)
+        except SandmleError as exc:
+            shutil.rmtree(out / task_id(task), ignore_errors=True)
+            report.append({"task": task.name, "status": "failed", "reason": str(exc)})
+            continue
+        imported.append(config.id)
+        report.append(
+            {"task": task.name, "status": "imported", "id": config.id, "metric": config.metric}
+        )
+    if not imported:
+        shutil.rmtree(out, ignore_errors=True)
+        raise SandmleError(_summary(report))
+    report.sort(key=lambda r: r["task"])
+    (out / IMPORT_REPORT).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return imported
+
+
+def _sanity_ok(src: Path) -> set[str] | None:
+    """Task names the release marks as passing its sanity checks, if it says."""
+    path = src / SANITY_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise SandmleError(f"{path}: not valid JSON ({exc})") from None
+    if isinstance(data, dict) and isinstance(data.get("ok"), list):
+        data = data["ok"]
+    if isinstance(data, dict):
+        return {str(k) for k, v in data.items() if v}
+    if isinstance(data, list):
+        return {str(v) for v in data}
+    raise SandmleError(f"{path}: expected a list of task names or a name -> bool mapping")
+
+
+def _skip_reason(task: Path, allowed: set[str] | None) -> str | None:
+    if allowed is not None and task.name not in allowed:
+        return f"{task.name}: not listed in {SANITY_FILE}"
+    try:
         _check_layout(task)
-    return [convert_task(task, out / task_id(task), timeout_s).id for task in tasks]
+    except SandmleError as exc:
+        return str(exc)
+    return None
+
+
+def _summary(report: list[dict[str, str]]) -> str:
+    failed = [r for r in report if r["status"] != "imported"]
+    return f"no task imported; {len(failed)} skipped or failed, e.g. {failed[0]['reason']}"
 
 
 def task_id(task: Path) -> str:

@@ -139,3 +139,36 @@ def test_cli_import(tmp_path: Path):
         synth_app, [*args[:2], "--format", "kaggle", "--out", str(tmp_path / "o2")]
     )
     assert result.exit_code != 0
+
+
+BROKEN = "def score(t, p):\n    raise RuntimeError('scorer crashed')"
+
+
+def test_a_failing_task_is_skipped_and_listed(tmp_path: Path):
+    make_release(tmp_path / "release", name="animal-sounds")
+    make_release(tmp_path / "release", BROKEN, name="broken-task")
+    assert import_release(tmp_path / "release", tmp_path / "out") == ["animal-sounds"]
+    report = json.loads((tmp_path / "out/import_report.json").read_text())
+    assert [(r["task"], r["status"]) for r in report] == [
+        ("animal-sounds", "imported"),
+        ("broken-task", "failed"),
+    ]
+    assert report[1]["reason"].startswith("broken-task: evaluator rejects the sample")
+    assert not (tmp_path / "out/broken-task").exists()
+
+
+def test_ok_competitions_sanity_is_honoured(tmp_path: Path):
+    make_release(tmp_path / "release", name="animal-sounds")
+    make_release(tmp_path / "release", name="bird-calls")
+    (tmp_path / "release/ok_competitions_sanity.json").write_text('["bird-calls"]')
+    runner = CliRunner()
+    result = runner.invoke(
+        synth_app, ["import", str(tmp_path / "release"), "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "imported 1 task(s)" in result.output
+    assert "skipped: animal-sounds: not listed in ok_competitions_sanity.json" in result.output
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "bird-calls",
+        "import_report.json",
+    ]
