@@ -4,8 +4,10 @@ Each learner reads only the task's public files (train.csv, test.csv, images) an
 structure-aware one, the rule's *form* from generation/rule.json (never its weights, never
 the answers). Their submissions are graded by the real grader. Prints JSON:
 
-* per modality and learner, the share of tasks at each tier (gold/silver/bronze/
-  above_median/none);
+* per modality and learner, the number of tasks at each tier (gold/silver/bronze/
+  above_median/none); besides the generator's three learners, ``forest`` is a random forest
+  on the same generic features that the generator never runs (an outside check that the
+  median-to-gold band is not tuned to one model family);
 * the acceptance figures: the constant never above median, the generic learner between
   median and gold on >= 70% of tasks, the structure-aware learner gold on >= 90%, and every
   band between adjacent milestones >= 2 bootstrap sds (sigma re-estimated here from the
@@ -56,10 +58,11 @@ def task_result(competition) -> dict:
     rule = HiddenRule(kind=rule.kind, summary="", params={"structure": rule.params["structure"]})
     public = PublicData.from_folder(competition.public_dir)
     predictions = ladder(bp, rule, public)
+    predictions["forest"] = _forest(bp, public)
     ids = public.test[bp.domain.id_column]
     frames = {}
     tiers = {}
-    for name in LEARNERS:
+    for name in (*LEARNERS, "forest"):
         frame = tg.submission_frame(bp, ids, predictions[name])
         with tempfile.NamedTemporaryFile("w", suffix=".csv") as handle:
             frame.to_csv(handle.name, index=False, float_format="%.8g")
@@ -78,6 +81,34 @@ def task_result(competition) -> dict:
     return {"modality": bp.dna.modality, "tiers": tiers, "min_band_sigma": round(min(bands), 3)}
 
 
+def _forest(bp, public: PublicData) -> np.ndarray:
+    """A random forest on the modality's generic features (not a model the generator uses)."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    from sandmle.benchmarks.synthetic.modalities import featurizer
+
+    x, x_test = featurizer(bp.dna.modality)(bp, public)
+    y = tg.encode_train_targets(bp, public.train)
+    k = bp.dna.n_outputs
+    if tg.is_classification(bp):
+        model = RandomForestClassifier(300, min_samples_leaf=2, random_state=0).fit(x, y)
+        proba = np.zeros((len(x_test), k))
+        proba[:, model.classes_] = model.predict_proba(x_test)
+        proba = np.clip(proba, 1e-3, None)
+        return proba / proba.sum(axis=1, keepdims=True)
+    if bp.dna.task_type == "multilabel":
+        model = RandomForestClassifier(300, min_samples_leaf=2, random_state=0)
+        model.fit(x, y.astype(int))
+        columns = [
+            p[:, list(c).index(1)] if 1 in c else np.zeros(len(x_test))
+            for p, c in zip(model.predict_proba(x_test), model.classes_, strict=True)
+        ]
+        return np.column_stack(columns)
+    model = RandomForestRegressor(300, min_samples_leaf=2, random_state=0)
+    pred = model.fit(x, y if y.shape[1] > 1 else y.ravel()).predict(x_test)
+    return pred.reshape(len(x_test), -1)
+
+
 def difficulty(pack_dir: Path) -> dict:
     pack = load_pack(pack_dir)
     rows = [task_result(c) for c in pack.competitions]
@@ -88,7 +119,7 @@ def difficulty(pack_dir: Path) -> dict:
             "tasks": len(group),
             **{
                 name: {t: sum(r["tiers"][name] == t for r in group) for t in (*TIERS, "invalid")}
-                for name in LEARNERS
+                for name in (*LEARNERS, "forest")
             },
         }
     n = len(rows)
@@ -99,6 +130,10 @@ def difficulty(pack_dir: Path) -> dict:
         "structure_gold_share": round(sum(r["tiers"]["structure"] == "gold" for r in rows) / n, 3),
         "min_band_sigma": min(r["min_band_sigma"] for r in rows),
         "tasks_with_band_below_2_sigma": sum(r["min_band_sigma"] < 2 for r in rows),
+        "forest_between_median_and_gold_share": round(
+            sum(r["tiers"]["forest"] in ("above_median", "bronze", "silver") for r in rows) / n, 3
+        ),
+        "forest_gold_share": round(sum(r["tiers"]["forest"] == "gold" for r in rows) / n, 3),
     }
     return result
 
