@@ -92,14 +92,14 @@ def wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
 def effective_n(flags: np.ndarray, clusters: np.ndarray) -> float:
     """``n / deff`` from the cluster-robust variance of the mean of ``flags`` over ``clusters``."""
     n = len(flags)
-    groups = pd.Series(flags).groupby(clusters)
-    count = groups.ngroups
+    group, uniques = pd.factorize(clusters)
+    count = len(uniques)
     if count == n:  # one observation per cluster: independent
         return float(n)
     p = float(flags.mean())
     if p in (0.0, 1.0):  # no variance to estimate deff from: count each competition once
         return float(count)
-    residual = groups.sum().to_numpy() - p * groups.size().to_numpy()
+    residual = np.bincount(group, weights=flags) - p * np.bincount(group)
     robust = count / max(count - 1, 1) * float((residual**2).sum()) / n**2
     binomial = p * (1 - p) / n
     return float(min(n, max(count, binomial / robust * n))) if robust > 0 else float(n)

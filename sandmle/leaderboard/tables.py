@@ -71,23 +71,19 @@ def _pooled(group: pd.DataFrame) -> dict[str, object]:
 def _rank_within(samples: pd.DataFrame, keys: list[str], table: pd.DataFrame) -> pd.Series:
     """Each row's rank among the rows of its benchmark (all rows when there is no benchmark)."""
     scope = ["benchmark"] if "benchmark" in keys else []
+    means = samples.groupby([*keys, "competition_id"], sort=False, dropna=False)[RANK_METRIC]
+    wide = means.mean().unstack("competition_id")  # entrant x competition
     labels = pd.Series("", index=table.index, dtype=object)
     for _, rows in table.groupby(scope, sort=False) if scope else [(None, table)]:
-        series = {
-            i: stats.per_competition(_entrant_samples(samples, keys, table.loc[i]), RANK_METRIC)
-            for i in rows.index
-        }
-        ranked = stats.rank_labels(stats.ranks(series))
-        for i, label in ranked.items():
+        series = {i: _entrant_row(wide, keys, table.loc[i]) for i in rows.index}
+        for i, label in stats.rank_labels(stats.ranks(series)).items():
             labels[i] = label
     return labels
 
 
-def _entrant_samples(samples: pd.DataFrame, keys: list[str], row: pd.Series) -> pd.DataFrame:
-    mask = pd.Series(True, index=samples.index)
-    for key in keys:
-        mask &= samples[key].isna() if pd.isna(row[key]) else samples[key] == row[key]
-    return samples[mask]
+def _entrant_row(wide: pd.DataFrame, keys: list[str], row: pd.Series) -> pd.Series:
+    key = tuple(row[k] for k in keys)
+    return wide.loc[key if len(keys) > 1 else key[0]].dropna()
 
 
 def _rank_number(label: str) -> int:
