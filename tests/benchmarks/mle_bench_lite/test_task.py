@@ -126,13 +126,20 @@ def test_other_splits_and_split_files(replicas: Path, tmp_path: Path) -> None:
     with pytest.raises(SandmleError, match="not in split"):
         mle_bench_lite(data_dir=str(replicas), competitions="titanic")
     with pytest.raises(SandmleError, match="no competition of the split"):
-        mle_bench(split="dev", data_dir=str(replicas))  # dev ids are not lite: not gradable
+        mle_bench(split="dev", data_dir=str(replicas))  # no dev replica in this data dir
 
 
 def test_default_data_dir_is_mle_benchs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    # mlebench/registry.py: Path(appdirs.user_cache_dir()) / "mle-bench" / "data" (Linux here)
+    # Without mlebench, its rule: Path(appdirs.user_cache_dir()) / "mle-bench" / "data" (Linux)
+    monkeypatch.setattr("sandmle.benchmarks.mle_bench_lite.task.mlebench_available", lambda: False)
     assert default_data_dir() == tmp_path.resolve() / "mle-bench" / "data"
+    # With it, its own constant (computed when mlebench.registry is imported).
+    monkeypatch.setattr("sandmle.benchmarks.mle_bench_lite.task.mlebench_available", lambda: True)
+    monkeypatch.setattr(
+        "sandmle.benchmarks.mle_bench_lite.task.mlebench_default_data_dir", lambda: Path("/m/d")
+    )
+    assert default_data_dir() == Path("/m/d")
 
 
 class FakeReport:
