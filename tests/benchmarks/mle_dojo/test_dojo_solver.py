@@ -46,7 +46,10 @@ def _tool_results(messages: list) -> list[dict]:
 def _run(dojo_dir: Path, tmp_path: Path, calls: list, **solver_args) -> EvalSample:
     model = get_model("mockllm/model", custom_outputs=_scripted(calls))
     log = inspect_eval(
-        mle_dojo(data_dir=str(dojo_dir), competitions="spooky-author-identification"),
+        # grader=mle-bench: MLE-Dojo's own spooky metric cannot score any submission
+        mle_dojo(
+            data_dir=str(dojo_dir), competitions="spooky-author-identification", grader="mle-bench"
+        ),
         model=model,
         solver=dojo(**solver_args),
         log_dir=str(tmp_path / "logs"),
