@@ -287,6 +287,7 @@ def search_tree_figure(nodes: list[SearchNode], title: str = "search tree") -> g
     if buggy:
         fig.add_trace(_node_trace(buggy, position, color="#d62728", symbol="x"))
         fig.data[-1].name = "buggy"
-    fig.update_yaxes(autorange="reversed", title="depth", dtick=1, zeroline=False)
+    depth = max(y for _, y in position.values())
+    fig.update_yaxes(range=[depth + 0.5, -0.5], title="depth", dtick=1, zeroline=False)
     fig.update_xaxes(visible=False)
     return _layout(fig, title, showlegend=True, legend={"orientation": "h", "y": -0.05})

@@ -26,6 +26,8 @@ from sandmle.leaderboard.transcript import (
 )
 
 SAMPLE_PARAM = "sample"
+LONG_PROMPT = 600
+"""System and user messages longer than this are folded: the task prompt is long."""
 
 
 def sample_key(row: pd.Series) -> str:
@@ -121,7 +123,10 @@ def explain_sample(
     for view in transcript(sample):
         with st.chat_message(view.role if view.role in ("user", "assistant") else "ai"):
             st.markdown(f"**{view.role}**")
-            if view.text:
+            if len(view.text) > LONG_PROMPT and view.role in ("system", "user"):
+                with st.expander(view.text.strip().splitlines()[0][:100]):  # prompts: folded
+                    st.text(view.text)
+            elif view.text:
                 st.text(view.text)
             for call in view.tool_calls:
                 st.caption(f"tool call: {call.function}")
