@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable, Sequence
@@ -20,7 +21,7 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import Solver
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.tool import ToolChoice, ToolFunction, ToolInfo
 
 from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.scaffolds.prompt_format import REVIEW_TOOL, operator_of, section
@@ -83,11 +84,14 @@ class ScriptedModel:
         default: str | None = None,
         reviews: Sequence[ModelOutput | None] = (),
         cutoffs: int = 0,
+        reject_forced_tools: bool = False,
     ) -> None:
         self.replies = {k: list(v) for k, v in (replies or {}).items()}
         self.default = default or good()
         self.reviews = list(reviews)
         self.cutoffs = cutoffs
+        self.reject_forced_tools = reject_forced_tools
+        """Fail forced tool choice as some providers do; then review in JSON text."""
         """Operator replies still to cut at the length limit (``model_length``)."""
         self.prompts: list[str] = []
         self.operators: list[str | None] = []
@@ -103,7 +107,12 @@ class ScriptedModel:
         operator = operator_of(prompt)
         self.prompts.append(prompt)
         self.operators.append(operator)
-        output = self._answer(operator, prompt)
+        if operator == "analyze" and self.reject_forced_tools:
+            if isinstance(tool_choice, ToolFunction):
+                raise RuntimeError("forced tool choice is not supported by this provider")
+            output = ModelOutput.from_content("mockllm/model", json.dumps(honest_review(prompt)))
+        else:
+            output = self._answer(operator, prompt)
         # usage given, so mockllm does not count tokens with tiktoken (a download)
         output.usage = ModelUsage(
             input_tokens=len(prompt) // 4, output_tokens=10, total_tokens=len(prompt) // 4 + 10

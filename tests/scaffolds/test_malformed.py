@@ -101,3 +101,12 @@ def test_submit_fallback_hands_in_the_latest_usable_submission(pack_dir, run_eva
     [node] = sample.store[STORE_KEY]
     assert node["is_bug"] and node["extra"]["usable_submission"]
     assert sample.scores["medal_scorer"].value["valid_submission"] == 1.0
+
+
+def test_a_provider_that_rejects_forced_tool_use_still_gets_reviews(pack_dir, run_eval):
+    model = ScriptedModel(default=good(0.8), reject_forced_tools=True)
+    log = run_eval(aide(steps=1, num_drafts=1), model, pack_dir, tasks="bike-rentals")
+    [node] = log.samples[0].store[STORE_KEY]
+    reviews = [c for c in node["extra"]["calls"] if c["purpose"] == "review"]
+    assert "RuntimeError" in reviews[0]["error"] and reviews[1]["error"] is None
+    assert node["extra"]["review_source"] == "text" and node["metric"] == 0.8

@@ -69,14 +69,23 @@ def prompt_hash(text: str) -> str:
 
 
 async def _generate(
-    messages: list[ChatMessage], record: CallRecord, config: GenerateConfig, review: bool
+    messages: list[ChatMessage],
+    record: CallRecord,
+    config: GenerateConfig,
+    review: bool,
+    forced: bool = True,
 ) -> ModelOutput | None:
-    """One call; None when it raised (recorded), limits still end the sample."""
+    """One call; None when it raised (recorded), limits still end the sample.
+
+    A review offers the review tool, forced unless ``forced`` is off (after a failed call:
+    some providers reject forced tool use; the reply may then be JSON text).
+    """
     try:
         if review:
             tool = review_tool()
+            choice = ToolFunction(tool.name) if forced else "auto"
             output = await get_model().generate(
-                messages, tools=[tool], tool_choice=ToolFunction(tool.name), config=config
+                messages, tools=[tool], tool_choice=choice, config=config
             )
         else:
             output = await get_model().generate(messages, config=config)
@@ -148,7 +157,9 @@ async def review_run(
     for attempt in range(1, max(retries, 1) + 1):
         record = CallRecord("review", attempt, prompt_hash(prompt))
         calls.append(record)
-        output = await _generate([ChatMessageUser(content=prompt), *repair], record, config, True)
+        forced = not (calls[:-1] and calls[-2].stop_reason is None)  # the last try raised
+        messages = [ChatMessageUser(content=prompt), *repair]
+        output = await _generate(messages, record, config, True, forced)
         if output is None:
             why, repair = f"the review call failed ({record.error})", []
             continue
