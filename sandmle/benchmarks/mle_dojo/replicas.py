@@ -91,9 +91,15 @@ def board(is_lower_better: bool, offset: float) -> pd.DataFrame:
 
 
 def _unzip(public: Path, names: tuple[str, ...]) -> None:
+    """Extract each zip where Dojo leaves its folder: members without a ``<stem>/`` prefix
+    (MLE-bench's ``compress``) go into ``<stem>/``; the zip itself is not kept."""
     for name in names:
+        stem = name.removesuffix(".zip")
         with zipfile.ZipFile(public / name) as archive:
-            archive.extractall(public)
+            members = [m for m in archive.namelist() if not m.endswith("/")]
+            nested = all(m.startswith(f"{stem}/") for m in members)
+            single_file = members == [stem]
+            archive.extractall(public if nested or single_file else public / stem)
         (public / name).unlink()
 
 
@@ -122,13 +128,15 @@ def write_dojo_replica(mlebench_root: Path, out: Path, competition_id: str) -> P
         prepared / "private" / layout.answers if layout.answers else prepared.parent / lite.answers
     )
     shutil.copyfile(answers, private / ANSWERS)
-    sample = public / layout.sample if layout.sample else prepared.parent / lite.sample_submission
     if competition_id == "ranzcr-clip-catheter-line-classification":
         write_csv(public / SAMPLE, _ranzcr_sample(answers))
-    elif sample != public / SAMPLE:
-        shutil.copyfile(sample, public / SAMPLE)
-        if sample.parent == public:
-            sample.unlink()
+    else:
+        name = layout.sample or Path(lite.sample_submission).name
+        copied = public / name
+        if not copied.is_file():  # MLE-bench keeps this one in private only
+            shutil.copyfile(prepared.parent / lite.sample_submission, public / SAMPLE)
+        elif name != SAMPLE:
+            copied.rename(public / SAMPLE)
     for name, offset in zip(BOARDS, (0.0, 0.01), strict=True):
         write_csv(private / name, board(lite.is_lower_better, offset))
     (folder / MARKER).write_text("mle-dojo layout\n", encoding="utf-8")

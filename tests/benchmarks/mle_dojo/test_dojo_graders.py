@@ -208,3 +208,57 @@ def test_spooky_is_excluded_with_the_reason(tmp_path: Path) -> None:
     assert grading.grader is None and "EAP,HPL,MWS" in (grading.unsupported or "")
     assert "spooky-author-identification" in UNGRADABLE
     assert dojo.choose_grading(folder, "mle-bench").grader is not None
+
+
+@pytest.mark.parametrize(
+    ("competition_id", "folders", "files", "absent"),
+    [
+        ("dogs-vs-cats-redux-kernels-edition", ["train", "test"], [], ["train.zip", "test.zip"]),
+        ("aerial-cactus-identification", ["train", "test"], ["train.csv"], ["train.zip"]),
+        (
+            "the-icml-2013-whale-challenge-right-whale-redux",
+            ["train2", "test2"],
+            [],
+            ["train2.zip", "sampleSubmission.csv"],
+        ),
+        (
+            "text-normalization-challenge-english-language",
+            [],
+            ["en_train.csv", "en_test_2.csv"],
+            ["en_train.csv.zip", "en_sample_submission_2.csv"],
+        ),
+        (
+            "detecting-insults-in-social-commentary",
+            [],
+            ["train.csv"],
+            ["sample_submission_null.csv"],
+        ),
+    ],
+)
+def test_dojo_layout_follows_dojos_prepare(
+    replicas: Path,
+    competition_id: str,
+    folders: list[str],
+    files: list[str],
+    absent: list[str],
+) -> None:
+    public = replicas / DOJO_SUBDIR / competition_id / dojo.PUBLIC
+    for name in folders:
+        assert any((public / name).iterdir()), name
+    for name in [*files, "sample_submission.csv", "description.txt"]:
+        assert (public / name).is_file(), name
+    for name in absent:
+        assert not (public / name).exists(), name
+    private = sorted(p.name for p in (public.parent / "private").iterdir())
+    assert private == ["private_leaderboard.csv", "public_leaderboard.csv", "test_answer.csv"]
+
+
+def test_dojo_answers_are_what_dojo_writes(replicas: Path) -> None:
+    insults = replicas / DOJO_SUBDIR / "detecting-insults-in-social-commentary"
+    answers = pd.read_csv(insults / dojo.PRIVATE / dojo.ANSWERS, nrows=0)
+    assert list(answers.columns) == ["Insult", "Date", "Comment"]  # MLE-bench's gold submission
+    ranzcr = replicas / DOJO_SUBDIR / "ranzcr-clip-catheter-line-classification"
+    sample = pd.read_csv(ranzcr / dojo.PUBLIC / "sample_submission.csv")
+    truth = pd.read_csv(ranzcr / dojo.PRIVATE / dojo.ANSWERS)
+    assert list(sample.columns) == list(truth.columns)  # the whole test table, classes copied
+    assert (sample["ETT - Normal"] == truth["ETT - Abnormal"]).all()
