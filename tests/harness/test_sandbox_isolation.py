@@ -526,3 +526,32 @@ def test_a_tool_that_cannot_run_python_errors_the_sample(tmp_path: Path) -> None
     sample = (log.samples or [])[0]
     assert sample.error is not None
     assert "could not run in the sandbox" in sample.error.message
+
+
+def test_weaker_isolation_is_warned_once_and_logged_per_sample(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.log import InfoEvent
+    from inspect_ai.util import SandboxEnvironmentSpec
+
+    from sandmle.harness.sandbox import _isolation
+    from sandmle.harness.sandbox import bwrap as bwrap_module
+
+    full = host_isolation()
+    weaker = _isolation.HostIsolation(full.cgroup, full.disk_quota, False, ("no seccomp (test)",))
+    monkeypatch.setattr(_isolation, "host_isolation", lambda: weaker)
+    with caplog.at_level("WARNING"):
+        _isolation.warn_if_weaker.__wrapped__()
+    assert [r.message for r in caplog.records if "WEAKER" in r.message] == [
+        "SANDBOX ISOLATION IS WEAKER ON THIS HOST: no seccomp (test)"
+    ]
+
+    monkeypatch.setattr(bwrap_module, "warn_if_weaker", lambda: weaker)
+    config = BwrapConfig(limits=LIMITS, base_dir=tmp_path / "sandboxes", required_modules=())
+    task = Task(dataset=[Sample(input="go")], sandbox=SandboxEnvironmentSpec("bwrap", config))
+    log = inspect_eval(task, model="mockllm/model", display="none", log_dir=str(tmp_path))[0]
+    events = [e for e in (log.samples or [])[0].events if isinstance(e, InfoEvent)]
+    assert {"sandbox_isolation": weaker.as_metadata()} in [e.data for e in events]
