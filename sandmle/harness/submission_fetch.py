@@ -49,8 +49,10 @@ def host_submission_dir(env: SandboxEnvironment) -> Path | None:
     """The host dir behind ``/home/submission``, for sandboxes that keep it on the host."""
     from sandmle.harness.sandbox import BwrapSandboxEnvironment
 
-    if isinstance(env, BwrapSandboxEnvironment):
-        return env.dirs.submission
+    try:  # `sandbox()` hands out an event-logging proxy; as_type sees through it
+        return env.as_type(BwrapSandboxEnvironment).dirs.submission
+    except TypeError:
+        pass
     if _registered_name(env) in ("local", "inspect_ai/local"):
         return Path(SUBMISSION_DIR)  # `local` runs on the host: sandbox paths are host paths
     return None
