@@ -18,6 +18,7 @@ from sandmle.leaderboard.tables import sample_grid
 from sandmle.leaderboard.transcript import (
     failure_kind,
     inspect_view_url,
+    node_error,
     read_sample,
     report_rows,
     score_report,
@@ -177,3 +178,10 @@ def node_detail(node: SearchNode) -> None:
     st.code(node.code or "(no code)", language="python", line_numbers=bool(node.code))
     st.markdown("**Terminal output**")
     st.code(node.output or "(no output)", language=None)
+    error = node_error(node)
+    if error and error[1] and error[1] not in node.output:
+        st.markdown(f"**Error** {error[0]}")
+        st.code(error[1], language=None)
+    stop = getattr(node, "stop_reason", None) or node.extra.get("stop_reason")
+    if stop:
+        st.caption(f"stop reason: {stop}")

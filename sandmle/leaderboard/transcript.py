@@ -105,11 +105,12 @@ def failure_kind(node: SearchNode) -> str | None:
     """Why a buggy node failed, in a few words: its recorded error, exception or exit code."""
     if not node.is_bug:
         return None
-    error = getattr(node, "error", None)
-    if isinstance(error, str) and error:
-        return error.splitlines()[0]
-    if isinstance(error, dict) and error:
-        return str(error.get("kind") or error.get("message") or error)
+    error = node_error(node)
+    if error:
+        kind, message = error
+        return ": ".join(
+            x for x in (kind, message.strip().splitlines()[-1:][0] if message else "") if x
+        )
     exceptions = [m.group(1) for m in map(_EXCEPTION_RE.match, node.output.splitlines()) if m]
     if exceptions:
         return exceptions[-1]
@@ -120,6 +121,23 @@ def failure_kind(node: SearchNode) -> str | None:
         return f"exit {code}"
     stop = getattr(node, "stop_reason", None)
     return str(stop) if stop else (node.summary.splitlines()[0] if node.summary else "buggy")
+
+
+def node_error(node: SearchNode) -> tuple[str, str] | None:
+    """(kind, message) of the error a scaffold recorded on a node, in any of its shapes.
+
+    Newer scaffolds record ``error`` (a string, a dict or a model with ``kind``/``message``)
+    next to the output; older logs have none, and the failure is read from the output.
+    """
+    error: Any = getattr(node, "error", None) or node.extra.get("error")
+    if not error:
+        return None
+    if isinstance(error, str):
+        return ("", error)
+    data = error if isinstance(error, dict) else getattr(error, "model_dump", dict)()
+    kind = str(data.get("kind") or data.get("type") or "")
+    message = str(data.get("message") or data.get("traceback") or "")
+    return (kind, message) if kind or message else ("", str(error))
 
 
 def strip_paths(value: Any) -> Any:
