@@ -16,7 +16,7 @@ from sandmle.errors import SandmleError
 
 from ._command import DATA_DIR, SUBMISSION_DIR, WORK_DIR
 from .bwrap import PUBLIC_DIR_METADATA_KEY
-from .limits import ALL_GPUS, SandboxLimits
+from .limits import ALL_GPUS, THREAD_ENV_VARS, SandboxLimits
 
 DEFAULT_IMAGE = "sandmle-agent:latest"
 DOCKERFILE = Path(__file__).with_name("Dockerfile")
@@ -24,7 +24,6 @@ PUBLIC_DIR_FROM_METADATA = "${SAMPLE_METADATA_" + PUBLIC_DIR_METADATA_KEY.upper(
 """Compose variable Inspect sets from sample metadata `sandmle_public_dir`."""
 
 DOCKER_INSTALL_HINT = "pip install 'sandmle[docker]'"
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _gpu_reservation(gpus: int) -> dict[str, Any]:

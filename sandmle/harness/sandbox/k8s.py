@@ -28,14 +28,13 @@ import yaml
 from sandmle.errors import SandmleError
 from sandmle.harness.layout import DATA_DIR, SUBMISSION_DIR, WORK_DIR
 
-from .limits import ALL_GPUS, SandboxLimits
+from .limits import ALL_GPUS, THREAD_ENV_VARS, SandboxLimits
 
 DEFAULT_DATA_CLAIM = "sandmle-data"
 """PersistentVolumeClaim holding the data dir (``-T k8s_data_claim`` names another)."""
 AGENT_UID = 1000
 """The agent image's unprivileged user (see the Dockerfile)."""
 RUNTIME_CLASS = "gvisor"
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 K8S_INSTALL_HINT = "pip install 'sandmle[k8s]'"
 
 

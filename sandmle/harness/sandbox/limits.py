@@ -11,6 +11,8 @@ DEFAULT_DISK_MB = 4096
 DEFAULT_FILE_SIZE_MB = 2048
 DEFAULT_SHM_MB = 256
 DEFAULT_THREADS = 1
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""Variables numeric libraries read for their thread count; set from `threads`."""
 ALL_GPUS = -1
 """`gpus` value that passes every GPU of the host (MLE-bench's container default)."""
 
