@@ -555,3 +555,16 @@ def test_weaker_isolation_is_warned_once_and_logged_per_sample(
     log = inspect_eval(task, model="mockllm/model", display="none", log_dir=str(tmp_path))[0]
     events = [e for e in (log.samples or [])[0].events if isinstance(e, InfoEvent)]
     assert {"sandbox_isolation": weaker.as_metadata()} in [e.data for e in events]
+
+
+def test_exec_survives_losing_the_bwrap_started_ahead(config: BwrapConfig) -> None:
+    import signal
+
+    async def body(sandbox: SandboxEnvironment) -> Any:
+        box = sandbox.as_type(BwrapSandboxEnvironment)
+        assert box._launch is not None  # started with the sample
+        os.killpg(box._launch.process.pid, signal.SIGKILL)  # as the OOM killer might
+        await box._launch.process.wait()
+        return await sandbox.exec(["echo", "ok"])
+
+    assert in_sample(config, body).stdout == "ok\n"

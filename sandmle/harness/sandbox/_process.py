@@ -179,6 +179,10 @@ async def run_limited(
     return await _supervise(process, info_read, input, timeout, max_output, disk_watch)
 
 
+class LaunchLostError(Exception):
+    """A `Launch` ended before its exec began (e.g. the OOM killer took it)."""
+
+
 @dataclass
 class Launch:
     """A bwrap started ahead of its exec: already in the sample's cgroup, blocked reading
@@ -237,7 +241,12 @@ async def run_launched(
     max_output: int,
     disk_watch: DiskWatch | None = None,
 ) -> ProcessOutcome:
-    """Give a `Launch` its NUL-separated `options`, then run it as `run_limited` does."""
+    """Give a `Launch` its NUL-separated `options`, then run it as `run_limited` does.
+
+    Raises:
+      LaunchLostError: it died before taking its options (nothing ran); start another.
+      As `run_limited` otherwise.
+    """
     try:
         view = memoryview(options)
         os.set_blocking(started.args_fd, False)  # bwrap waits on an empty pipe: this fits
@@ -248,6 +257,9 @@ async def run_launched(
         os.set_blocking(started.args_fd, True)
         while view:  # more than a pipe holds: bwrap reads as we write
             view = view[await anyio.to_thread.run_sync(os.write, started.args_fd, view) :]
+    except BrokenPipeError:
+        await started.aclose()
+        raise LaunchLostError("the bwrap started ahead was gone") from None
     except BaseException:
         started.discard()
         raise

@@ -65,7 +65,15 @@ from ._preflight import (
     preflight_argv,
     python_failure,
 )
-from ._process import DiskWatch, Launch, ProcessOutcome, launch, run_launched, run_limited
+from ._process import (
+    DiskWatch,
+    Launch,
+    LaunchLostError,
+    ProcessOutcome,
+    launch,
+    run_launched,
+    run_limited,
+)
 from ._python import PythonLayout, python_layout
 from ._quota import quota_full
 from ._samples import (
@@ -422,11 +430,14 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             self._launch = await self._new_launch()  # the next exec's, joining meanwhile
             options = self._options + exec_options(cwd=cwd, env=self._exec_env(env))
             options += ["--setenv", COMMAND_ENV, quoted]
-            return await run_launched(
-                started, b"".join(arg.encode() + b"\0" for arg in options),
-                input=input, timeout=timeout, max_output=max_output,
-                disk_watch=self._disk_watch(),
-            )  # fmt: skip
+            try:
+                return await run_launched(
+                    started, b"".join(arg.encode() + b"\0" for arg in options),
+                    input=input, timeout=timeout, max_output=max_output,
+                    disk_watch=self._disk_watch(),
+                )  # fmt: skip
+            except LaunchLostError:
+                started = None  # nothing ran: run it in a fresh bwrap below
         if started is not None:
             self._launch = started  # unused: keep it for the next exec
         argv, fds = self._bwrap(cmd, cwd, env)
