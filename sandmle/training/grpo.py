@@ -65,9 +65,22 @@ class SandmleGRPOConfig(GRPOConfig):
         super().__post_init__()
         if self.use_vllm and self.vllm_mode == "colocate" and self.vllm_tensor_parallel_size > 1:
             raise ValueError(
-                "vllm_tensor_parallel_size > 1 with vllm_mode='colocate' is not supported by the "
-                "per-episode sampler; use vllm_mode='server' (trl vllm-serve) for tensor parallelism."
+                "vllm_tensor_parallel_size > 1 with vllm_mode='colocate' is not supported: each "
+                "process batches its own episodes' turns; use vllm_mode='server' "
+                "(trl vllm-serve --tensor-parallel-size N) for tensor parallelism."
             )
+        one_update = self.num_iterations == 1
+        clip_high = (self.epsilon_high or self.epsilon) > self.epsilon
+        if clip_high and one_update and not self._several_steps():
+            raise ValueError(
+                f"epsilon_high ({self.epsilon_high}) has no effect with one optimizer step per "
+                "generation batch (the policy ratio is 1); set steps_per_generation to a multiple "
+                "of gradient_accumulation_steps above it (or num_iterations > 1), or drop epsilon_high."
+            )
+
+    def _several_steps(self) -> bool:
+        """Whether a generation batch feeds more than one optimizer step."""
+        return self.steps_per_generation > self.gradient_accumulation_steps
 
     def to_dict(self) -> dict[str, Any]:  # logged by reporters as JSON
         data = super().to_dict()
@@ -77,7 +90,12 @@ class SandmleGRPOConfig(GRPOConfig):
 
 
 class GRPORunFile(BaseModel):
-    """A ``configs/train/*.yaml`` file for ``sandmle train grpo``."""
+    """A ``configs/train/*.yaml`` file for ``sandmle train grpo``.
+
+    ``base: other.yaml`` (a path relative to the file) starts from another run file: mappings
+    merge key by key, anything else is replaced. Model sizes share one base each and the
+    colocate/server variants are small overlays on it.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -93,7 +111,7 @@ class GRPORunFile(BaseModel):
 
 def load_grpo_config(path: str | Path, **overrides: Any) -> SandmleGRPOConfig:
     """Read a YAML run file; ``overrides`` replace ``training`` fields (e.g. output_dir)."""
-    data = _read_yaml(Path(path))
+    data = read_run_file(Path(path))
     try:
         run = GRPORunFile.model_validate(data)
     except ValidationError as exc:
@@ -109,6 +127,32 @@ def load_grpo_config(path: str | Path, **overrides: Any) -> SandmleGRPOConfig:
         raise SandmleError(f"{path}: training: {exc}") from None
     except ValueError as exc:
         raise SandmleError(f"{path}: {exc}") from None
+
+
+def read_run_file(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """A run file with its ``base:`` chain merged in (the file's own keys win)."""
+    data = _read_yaml(path)
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    parent = (path.parent / str(base)).resolve()
+    if parent in seen or parent == path.resolve():
+        raise SandmleError(f"{path}: base: {base} includes itself")
+    return merge(read_run_file(parent, (*seen, path.resolve())), data)
+
+
+def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``: nested mappings merge, other values replace.
+
+    >>> merge({"training": {"lr": 1, "steps": 2}, "model": "a"}, {"training": {"lr": 3}})
+    {'training': {'lr': 3, 'steps': 2}, 'model': 'a'}
+    """
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            value = merge(out[key], value)
+        out[key] = value
+    return out
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

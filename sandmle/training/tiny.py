@@ -104,3 +104,59 @@ def build_tiny_model(out: Path, layers: int = 2, hidden: int = 32, seed: int = 0
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
+
+
+WARM_TURN = "<think>ok</think>done"
+"""What ``warm_start`` teaches: a reasoning block, then a word; no token repeats (nor the
+prompt's last one), so even a two-layer model learns it from the previous token alone."""
+
+
+def warm_start(
+    folder: Path,
+    prompt_ids: list[int],
+    turn: str = WARM_TURN,
+    until: float = 0.4,
+    max_steps: int = 80,
+    lr: float = 2e-2,
+) -> float:
+    """Warm-start the model in place after ``prompt_ids`` (an episode's first prompt) so that
+    it opens a turn there with ``turn``'s reasoning block with probability about ``until``:
+    a policy whose format reward varies from the first step, with room for GRPO to raise it.
+
+    First it learns ``turn`` until it opens with it 8 times in 10; then only the first token
+    is pulled toward the turn without the block, until the block's probability drops to
+    ``until`` (the rest of the turn stays learned). Returns the final probability.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    turn_ids = tokenizer(turn, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    plain = tokenizer(turn.split(">", 1)[1], add_special_tokens=False)["input_ids"][0]
+    ids = torch.tensor([prompt_ids + turn_ids])
+    whole = ids.clone()
+    whole[0, : len(prompt_ids)] = -100  # learn the turn, not the prompt
+    first = torch.full_like(ids, -100)
+    first[0, len(prompt_ids)] = plain  # only the turn's first token, toward no block
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+
+    def opens_with_block() -> float:
+        with torch.no_grad():
+            logits = model(input_ids=ids[:, : len(prompt_ids)]).logits[0, -1].float()
+        return torch.softmax(logits, dim=-1)[turn_ids[0]].item()
+
+    phases = ((whole, lr, lambda p: p >= 0.8), (first, lr / 10, lambda p: p <= until))
+    for labels, step_size, done in phases:
+        for group in optimizer.param_groups:
+            group["lr"] = step_size  # the second phase moves one token: small steps
+        for _ in range(max_steps):
+            model(input_ids=ids, labels=labels).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            if done(probability := opens_with_block()):
+                break
+    model.save_pretrained(folder)
+    return probability

@@ -178,20 +178,3 @@ def test_config_errors_say_what_to_change(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(data))
     with pytest.raises(SandmleError, match="reward.mode"):
         load_grpo_config(tmp_path / "bad.yaml")
-
-
-@pytest.mark.parametrize("path", sorted(CONFIG.parent.glob("qwen3-*.yaml")), ids=lambda p: p.stem)
-def test_gpu_configs_carry_the_paper_settings(path: Path) -> None:
-    from sandmle.training.grpo import GRPORunFile
-
-    run = GRPORunFile.model_validate(yaml.safe_load(path.read_text()))
-    t = run.training
-    assert (t["num_generations"], t["learning_rate"], t["epsilon_high"], t["beta"]) == (
-        4,
-        1e-6,
-        0.28,
-        0.0,
-    )
-    processes = 8 if t["vllm_mode"] == "colocate" else 4
-    assert processes * t["per_device_train_batch_size"] * t["gradient_accumulation_steps"] == 16
-    assert t["use_vllm"] and run.rollout.max_episode_tokens >= 32768
