@@ -1,8 +1,9 @@
 """Bounded grading's cost: a forked, capped child per grading vs grading in-process.
 
 Grades one submission many times both ways (in-process with warm caches, and through
-``grade_csv_bounded``) and reports the medians; the difference is what the time and memory
-caps cost per call. Also times a 100k-column hostile header through the bounded path.
+``grade_csv_bounded``) and reports wall times (median and min: on a shared machine the min is
+the closest to idle) and CPU per call (ours plus the grading server's and its children's);
+the difference is what the time and memory caps cost per call. Also times a 100k-column hostile header through the bounded path.
 Prints JSON.
 
 Usage: python bench/bounded_grading.py [--rows N] [--runs R]
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from sandmle.harness import grading_subprocess
 from sandmle.harness.competition import Competition, load_competition
 from sandmle.harness.grading import grade_csv
 from sandmle.harness.grading_subprocess import grade_csv_bounded
@@ -60,6 +62,25 @@ def _times_ms(fn: Callable[[], object], runs: int) -> tuple[float, float]:
     return statistics.median(times) * 1000, min(times) * 1000
 
 
+def _server_cpu_s() -> float:
+    """CPU of the grading server and its reaped children (fields 14-17 of /proc/PID/stat)."""
+    pid = grading_subprocess._server()._process.pid
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_ms(fn: Callable[[], object], runs: int, server: bool) -> float:
+    """Mean CPU per call: ours, plus the server's and its children's for the bounded path."""
+    fn()
+    time.sleep(1.5)  # the server reaps the warm-up child
+    start = time.process_time(), _server_cpu_s() if server else 0.0
+    for _ in range(runs):
+        fn()
+    time.sleep(1.5)  # and the last child
+    end = time.process_time(), _server_cpu_s() if server else 0.0
+    return ((end[0] - start[0]) + (end[1] - start[1])) / runs * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1000)
@@ -72,6 +93,8 @@ def main() -> None:
         first_call_s = time.perf_counter() - start  # starts the fork server
         in_process = _times_ms(lambda: grade_csv(submission, competition), args.runs)
         bounded = _times_ms(lambda: grade_csv_bounded(submission, competition), args.runs)
+        cpu_in = _cpu_ms(lambda: grade_csv(submission, competition), args.runs, False)
+        cpu_bounded = _cpu_ms(lambda: grade_csv_bounded(submission, competition), args.runs, True)
         wide = Path(tmp) / "wide.csv"
         wide.write_text(",".join(f"c{i}" for i in range(100_000)) + "\n" + "1," * 99_999 + "1\n")
         start = time.perf_counter()
@@ -87,6 +110,9 @@ def main() -> None:
         "in_process_min_ms": round(in_process[1], 2),
         "bounded_min_ms": round(bounded[1], 2),
         "overhead_per_call_min_ms": round(bounded[1] - in_process[1], 2),
+        "in_process_cpu_ms": round(cpu_in, 2),
+        "bounded_cpu_ms": round(cpu_bounded, 2),
+        "overhead_per_call_cpu_ms": round(cpu_bounded - cpu_in, 2),
         "wide_100k_columns_ms": round(wide_ms, 2),
         "wide_reason": report.invalid_reason,
         "load_average_1m": os.getloadavg()[0],
