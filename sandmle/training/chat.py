@@ -13,7 +13,7 @@ import re
 import uuid
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ContentReasoning
 from inspect_ai.tool import ToolCall, ToolInfo
 
 from sandmle.errors import SandmleError
@@ -34,12 +34,19 @@ def tool_schema(tool: ToolInfo) -> dict[str, Any]:
     }
 
 
-def message_dict(message: ChatMessage) -> dict[str, Any]:
-    """One Inspect message as a chat-template dict (text only: the sandbox speaks text)."""
+def message_dict(message: ChatMessage, reasoning_tag: str = "think") -> dict[str, Any]:
+    """One Inspect message as a chat-template dict (text only: the sandbox speaks text).
+
+    An assistant turn's reasoning (Inspect keeps a reasoning model's as ``ContentReasoning``)
+    opens its text as the family's block, ``<think>\n…\n</think>\n\n`` for Qwen3, where the
+    chat template expects it.
+    """
     if isinstance(message, ChatMessageTool):
         text = message.error.message if message.error else message.text
         return {"role": "tool", "name": message.function or "", "content": text}
     out: dict[str, Any] = {"role": message.role, "content": message.text}
+    if isinstance(message, ChatMessageAssistant) and (thought := reasoning(message)):
+        out["content"] = f"<{reasoning_tag}>\n{thought}\n</{reasoning_tag}>\n\n{message.text}"
     if isinstance(message, ChatMessageAssistant) and message.tool_calls:
         out["tool_calls"] = [
             {"type": "function", "function": {"name": c.function, "arguments": c.arguments}}
@@ -48,8 +55,16 @@ def message_dict(message: ChatMessage) -> dict[str, Any]:
     return out
 
 
-def chat_dicts(messages: list[ChatMessage]) -> list[dict[str, Any]]:
-    return [message_dict(m) for m in messages]
+def chat_dicts(messages: list[ChatMessage], reasoning_tag: str = "think") -> list[dict[str, Any]]:
+    return [message_dict(m, reasoning_tag) for m in messages]
+
+
+def reasoning(message: ChatMessageAssistant) -> str:
+    """The turn's reasoning text (its ``ContentReasoning`` parts; redacted ones are skipped)."""
+    if isinstance(message.content, str):
+        return ""
+    parts = [c.reasoning for c in message.content if isinstance(c, ContentReasoning)]
+    return "\n".join(p.strip() for p in parts if p and p.strip())
 
 
 def parse_tool_calls(text: str) -> tuple[str, list[ToolCall]]:

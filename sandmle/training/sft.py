@@ -33,6 +33,8 @@ class SFTRunFile(BaseModel):
     """Inspect log files or folders of them (searched recursively for ``*.eval``/``*.json``)."""
     keep: Keep = "valid"
     """Which episodes to learn from, by the medal scorer's verdict."""
+    reasoning_tag: str = Field(default="think", pattern=r"^[A-Za-z_][\w-]*$")
+    """The block a teacher's reasoning is written in (the student family's own: Qwen3 ``think``)."""
     training: dict[str, Any] = Field(default_factory=dict)
     """Any ``trl.SFTConfig`` field (output_dir, learning_rate, assistant_only_loss, ...)."""
 
@@ -56,8 +58,11 @@ def kept(value: Any, keep: Keep) -> bool:
     return isinstance(value, dict) and float(value.get(_KEEP_FLAG[keep], 0.0) or 0.0) >= 0.5
 
 
-def trajectories(paths: list[str | Path], keep: Keep = "valid") -> list[dict[str, Any]]:
-    """Conversational SFT rows, one per kept sample of every log."""
+def trajectories(
+    paths: list[str | Path], keep: Keep = "valid", reasoning_tag: str = "think"
+) -> list[dict[str, Any]]:
+    """Conversational SFT rows, one per kept sample of every log; the teacher's reasoning stays,
+    as the student family's reasoning block."""
     from inspect_ai.log import read_eval_log
 
     rows = []
@@ -66,9 +71,8 @@ def trajectories(paths: list[str | Path], keep: Keep = "valid") -> list[dict[str
         for sample in log.samples or []:
             score = (sample.scores or {}).get(SCORER)
             if kept(score.value if score else None, keep) and _has_assistant(sample.messages):
-                rows.append(
-                    {"messages": _arrow_safe(chat_dicts(sample.messages)), "tools": _tools(sample)}
-                )
+                messages = chat_dicts(sample.messages, reasoning_tag)
+                rows.append({"messages": _arrow_safe(messages), "tools": _tools(sample)})
     return rows
 
 
@@ -110,7 +114,7 @@ def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    rows = trajectories(run.logs, run.keep)
+    rows = trajectories(run.logs, run.keep, run.reasoning_tag)
     if not rows:
         raise SandmleError(f"no episodes passed keep={run.keep!r} in {', '.join(run.logs)}")
     args = SFTConfig(**{**run.training, **overrides})

@@ -70,3 +70,40 @@ def test_one_sft_step_on_a_real_log(tiny_model: Path, pack_dir: Path, tmp_path: 
     assert (folder / "model.safetensors").read_bytes() != (
         tiny_model / "model.safetensors"
     ).read_bytes()
+
+
+def test_teacher_reasoning_is_kept_and_trained_with_qwen3s_template(tiny_model: Path) -> None:
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageUser,
+        ContentReasoning,
+        ContentText,
+    )
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import get_training_chat_template
+
+    from sandmle.training.chat import chat_dicts
+    from tests.training.test_chat import QWEN3_TEMPLATE
+
+    teacher = ChatMessageAssistant(
+        content=[
+            ContentReasoning(reasoning="a forest fits this"),
+            ContentText(text="Training now."),
+        ]
+    )
+    messages = chat_dicts([ChatMessageUser(content="Solve it."), teacher])
+    assert messages[1]["content"] == "<think>\na forest fits this\n</think>\n\nTraining now."
+    other = chat_dicts([teacher], reasoning_tag="thought")[0]["content"]
+    assert other.startswith("<thought>\na forest fits this\n</thought>")
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    tokenizer.chat_template = QWEN3_TEMPLATE.read_text()
+    marked = get_training_chat_template(
+        tokenizer
+    )  # what SFTTrainer swaps in for assistant_only_loss
+    out = tokenizer.apply_chat_template(
+        messages, chat_template=marked, return_dict=True, return_assistant_tokens_mask=True
+    )
+    trained = [t for t, m in zip(out["input_ids"], out["assistant_masks"], strict=True) if m]
+    text = tokenizer.decode(trained)
+    assert "a forest fits this" in text and "Training now." in text and "Solve it" not in text
