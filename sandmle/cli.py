@@ -244,6 +244,8 @@ def study(
     from sandmle.study.runner import run_study
 
     spec = load_study(config)
+    if spec.sandbox == "bwrap":
+        _agent_runtime_ready()
     with inspect_input_errors(spec.resolved_log_dir()):
         ok = run_study(spec)
     html = write_report(spec.resolved_log_dir())
