@@ -16,9 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION
-from sandmle.benchmarks.synthetic.pipeline import MAX_ATTEMPTS, TaskOutcome, generate_task
+from sandmle.benchmarks.synthetic.pipeline import (
+    MAX_ATTEMPTS,
+    Rejection,
+    TaskOutcome,
+    generate_task,
+)
+from sandmle.benchmarks.synthetic.sanity import Failure
 from sandmle.benchmarks.synthetic.secret import check_secret, new_secret, salt_words, write_secret
 from sandmle.benchmarks.synthetic.seeds import select_seeds
+from sandmle.benchmarks.synthetic.transfer import transfer_failures
 from sandmle.errors import SandmleError
 from sandmle.harness.pack import PackManifest, PackTask, write_manifest
 
@@ -67,7 +74,32 @@ def generate_pack(
         for i in range(spec.n)
     ]
     outcomes = _run(jobs, workers or min(os.cpu_count() or 1, 8), progress)
+    outcomes = _transfer_gate(out, jobs, outcomes)
     write_manifest(_manifest(spec, outcomes), out)
+    return outcomes
+
+
+def _transfer_gate(out: Path, jobs: list[tuple], outcomes: list[TaskOutcome]) -> list[TaskOutcome]:
+    """Regenerate (once, with fresh attempts) the tasks the rest of the pack already solves."""
+    accepted = [o.task_id for o in outcomes if o.task_id]
+    failures = transfer_failures(out, accepted)
+    for outcome in outcomes:
+        if outcome.task_id not in failures:
+            continue
+        reason = failures[outcome.task_id]
+        shutil.rmtree(out / outcome.task_id)
+        job = jobs[outcome.index]
+        again = generate_task(*job, first_attempt=MAX_ATTEMPTS)
+        again.rejections = [
+            *outcome.rejections,
+            Rejection(
+                attempt=MAX_ATTEMPTS - 1,
+                entropy=[],
+                failures=[Failure(rule="transfer", reason=reason)],
+            ),
+            *again.rejections,
+        ]
+        outcomes[outcome.index] = again
     return outcomes
 
 

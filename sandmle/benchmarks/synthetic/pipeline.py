@@ -162,6 +162,7 @@ def generate_task(
     max_attempts: int = MAX_ATTEMPTS,
     backend_options: dict[str, Any] | None = None,
     salt: list[int] | None = None,
+    first_attempt: int = 0,
 ) -> TaskOutcome:
     """Generate pack slot ``index``; a rejected attempt is retried with the next sub-seed.
 
@@ -171,7 +172,7 @@ def generate_task(
     backend = get_backend(backend_name, **(backend_options or {}))
     outcome = TaskOutcome(index=index, seed_task=dna.seed_task, modality=dna.modality)
     staging = out_root / f".staging-{index:03d}"
-    for attempt in range(max_attempts):
+    for attempt in range(first_attempt, first_attempt + max_attempts):
         entropy = [*(salt or []), seed, index, attempt]
         shutil.rmtree(staging, ignore_errors=True)
         root, failures = _attempt(

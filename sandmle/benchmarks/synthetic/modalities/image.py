@@ -192,20 +192,38 @@ def _png(pixels: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def features(bp: Blueprint, task: DevelopedTask) -> tuple[np.ndarray, np.ndarray]:
+def features(bp: Blueprint, task) -> tuple[np.ndarray, np.ndarray]:
     """Raw pixels at 16x16, scaled to [0, 1]."""
     column = bp.domain.id_column
+    return pixel_features(task.files, task.train[column]), pixel_features(
+        task.files, task.test[column]
+    )
 
-    def load(ids: pd.Series) -> np.ndarray:
-        rows = []
-        for value in ids:
-            image = Image.open(io.BytesIO(task.files[f"{IMAGE_DIR}/{value}.png"]))
-            rows.append(
-                np.asarray(image.resize((FEATURE_SIZE, FEATURE_SIZE)), dtype=np.float64).ravel()
-            )
-        return np.array(rows) / 255
 
-    return load(task.train[column]), load(task.test[column])
+def pixel_features(files, ids: pd.Series) -> np.ndarray:
+    """Each id's image, resized to 16x16, as a row of pixels in [0, 1]."""
+    rows = []
+    for value in ids:
+        image = Image.open(io.BytesIO(files[f"{IMAGE_DIR}/{value}.png"]))
+        rows.append(
+            np.asarray(image.resize((FEATURE_SIZE, FEATURE_SIZE)), dtype=np.float64).ravel()
+        )
+    return np.array(rows) / 255
+
+
+def shape_bank_features(files, ids: pd.Series, size: int) -> np.ndarray:
+    """Template matches for every shape (not one task's mapping): comparable across tasks."""
+    templates = [_template(shape, r, size) for shape in ALL_SHAPES for r in _radii(size, shape)]
+    return _describe(_stack(files, ids), templates)
+
+
+def _stack(files, ids: pd.Series) -> np.ndarray:
+    return np.stack(
+        [
+            np.asarray(Image.open(io.BytesIO(files[f"{IMAGE_DIR}/{value}.png"])), dtype=np.float64)
+            for value in ids
+        ]
+    )
 
 
 def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarray, np.ndarray]:
@@ -216,16 +234,7 @@ def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarra
     column = bp.domain.id_column
 
     def encode(ids: pd.Series) -> np.ndarray:
-        stack = np.stack(
-            [
-                np.asarray(
-                    Image.open(io.BytesIO(data.files[f"{IMAGE_DIR}/{value}.png"])),
-                    dtype=np.float64,
-                )
-                for value in ids
-            ]
-        )
-        return _describe(stack, templates)
+        return _describe(_stack(data.files, ids), templates)
 
     return encode(data.train[column]), encode(data.test[column])
 

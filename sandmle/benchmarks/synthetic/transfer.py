@@ -1,0 +1,82 @@
+"""The pack-level transfer gate: a task must not be solvable by what the pack's other tasks teach.
+
+For binary tasks of a modality whose inputs share one feature space (images: a bank of
+template matches over all eight shapes, so "is there a circle" transfers between tasks whose
+target is a circle; text: words), a linear model is trained on the *other* tasks' training
+rows (label: the positive class) and graded on this task's test set with the real grader. A task it
+already solves at bronze or better is a near-duplicate in disguise (the same rule under new
+names), and the pack regenerates it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sandmle.benchmarks.synthetic import targets as tg
+from sandmle.benchmarks.synthetic.determinism import load_blueprint
+from sandmle.benchmarks.synthetic.learners import PublicData
+from sandmle.harness.competition import PUBLIC_DIR, load_competition
+from sandmle.harness.grading import grade_frame
+
+MODALITIES = ("image", "text")
+
+
+def transfer_failures(pack: Path, task_ids: list[str]) -> dict[str, str]:
+    """Task id -> reason, for tasks a model trained on the other tasks reaches bronze on."""
+    groups: dict[str, list] = {}
+    for task_id in task_ids:
+        bp = load_blueprint(pack / task_id)
+        if bp.dna.modality in MODALITIES and bp.dna.task_type == "binary":
+            data = PublicData.from_folder(pack / task_id / PUBLIC_DIR)
+            groups.setdefault(bp.dna.modality, []).append((task_id, bp, data))
+    failures: dict[str, str] = {}
+    for modality, members in groups.items():
+        for i, (task_id, bp, data) in enumerate(members):
+            others = [m for j, m in enumerate(members) if j != i]
+            if not others:
+                continue
+            proba = _transfer_predict(modality, others, bp, data)
+            competition = load_competition(pack / task_id)
+            canon = np.column_stack([1 - proba, proba])
+            frame = tg.submission_frame(bp, data.test[bp.domain.id_column], canon)
+            report = grade_frame(frame, competition)
+            if report.any_medal:
+                failures[task_id] = (
+                    f"a model trained on {len(others)} other {modality} task(s) scores "
+                    f"{report.score} (bronze {report.bronze_threshold})"
+                )
+    return failures
+
+
+def _transfer_predict(modality: str, others: list, bp, data: PublicData) -> np.ndarray:
+    xs, ys = [], []
+    for _, other_bp, other in others:
+        xs.append(_inputs(modality, other_bp, other, other.train))
+        ys.append(tg.encode_train_targets(other_bp, other.train))
+    target = _inputs(modality, bp, data, data.test)
+    if modality == "text":
+        vectorizer = TfidfVectorizer(min_df=2)
+        x = vectorizer.fit_transform(pd.concat(xs, ignore_index=True))
+        target = vectorizer.transform(target)
+    else:
+        x = np.vstack(xs)
+    model = make_pipeline(
+        StandardScaler(with_mean=modality != "text"), LogisticRegression(max_iter=1000)
+    )
+    model.fit(x, np.concatenate(ys))
+    return model.predict_proba(target)[:, 1]
+
+
+def _inputs(modality: str, bp, data: PublicData, frame: pd.DataFrame):
+    if modality == "text":
+        return frame[bp.domain.text_column].astype(str)
+    from sandmle.benchmarks.synthetic.modalities.image import shape_bank_features
+
+    return shape_bank_features(data.files, frame[bp.domain.id_column], int(bp.params["size"]))
