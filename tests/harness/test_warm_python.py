@@ -102,7 +102,8 @@ class Sample:
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sample]:
     base = tmp_path_factory.mktemp("warm") / "sandboxes"
-    config = BwrapConfig(limits=LIMITS, base_dir=base, warm_python=WarmPythonConfig(enabled=True))
+    warm = WarmPythonConfig(enabled=True, start="sample")  # ready before the first case
+    config = BwrapConfig(limits=LIMITS, base_dir=base, warm_python=warm)
     live = Sample(config)
     try:
         yield live
@@ -516,3 +517,27 @@ def test_benchmark_tasks_turn_warm_python_on_unless_told(plant_dir: Path) -> Non
     assert warm_in(TaskLimits())
     assert not warm_in(TaskLimits.from_args({"warm_python": "false"}))
     assert not BwrapConfig().warm_python.enabled  # a bare sandbox starts no server
+
+
+def test_server_starts_at_the_first_python_exec(tmp_path: Path) -> None:
+    """Default start: no server until an exec names python; that run waits and is warm."""
+    config = BwrapConfig(
+        limits=LIMITS, base_dir=tmp_path / "b", warm_python=WarmPythonConfig(enabled=True)
+    )
+
+    async def main() -> tuple[bool, Any, str]:
+        envs = await BwrapSandboxEnvironment.sample_init("lazy", config, {})
+        sandbox = envs["default"].as_type(BwrapSandboxEnvironment)
+        try:
+            await sandbox.exec(["ls"])
+            started_early = sandbox.warm is not None
+            code = "import sys; print('sklearn' in sys.modules)"
+            result = await sandbox.exec(["bash", "-c", f'python -c "{code}"'])
+            return started_early, result, (sandbox.dirs.root / LOG_NAME).read_text()
+        finally:
+            await BwrapSandboxEnvironment.sample_cleanup("lazy", config, envs, False)
+
+    started_early, result, log = asyncio.run(main())
+    assert not started_early
+    assert (result.returncode, result.stdout) == (0, "True\n")
+    assert log.splitlines()[-1] == "warm: code"

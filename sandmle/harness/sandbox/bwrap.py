@@ -85,7 +85,15 @@ from ._samples import (
 )
 from ._seccomp import seccomp_program
 from .limits import SandboxLimits
-from .warm import SHIM_DIR, WARM_DIR, WarmPythonConfig, WarmServer, prepare_warm_dir, start_server
+from .warm import (
+    SHIM_DIR,
+    WARM_DIR,
+    WarmPythonConfig,
+    WarmServer,
+    prepare_warm_dir,
+    start_server,
+    wants_server,
+)
 
 AGENT_PYTHON_ENV = "SANDMLE_AGENT_PYTHON"
 """Environment variable naming the Python interpreter agents get (e.g. a venv with more ML libs)."""
@@ -322,7 +330,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 os.chmod(dirs.etc / "pyvenv.cfg", 0o644)
             environment = cls(dirs, resolved, public_dir, cgroup, isolation)
             environment._launch = await environment._new_launch()
-            environment._start_warm()
+            environment._prepare_warm()
         except BaseException:
             await cls._remove(dirs)
             raise
@@ -395,6 +403,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         self._check_user(user)
         if not self.dirs.work.is_dir():
             raise SandboxUnavailableError("this sample's sandbox was cleaned up")
+        self._warm_on_demand(cmd)
         oom_before = self.cgroup.oom_kills() if self.cgroup is not None else 0
         outcome = await self._run(
             cmd,
@@ -512,10 +521,17 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     # --- warm Python hook: one server per sample, started and stopped with it (see `warm`) ---
 
+    def _prepare_warm(self) -> None:
+        if self.config.warm_python.enabled:
+            prepare_warm_dir(self.dirs.root, self._warm_python)
+            if self.config.warm_python.start == "sample":
+                self._start_warm()
+
+    def _warm_on_demand(self, cmd: list[str]) -> None:
+        if self.warm is None and wants_server(self.config.warm_python, cmd):
+            self._start_warm()
+
     def _start_warm(self) -> None:
-        if not self.config.warm_python.enabled:
-            return
-        prepare_warm_dir(self.dirs.root, self._warm_python)
         owner = self.dirs.uid if self.dirs.privileged else None
         self.warm = start_server(
             self._spawn, self.dirs.root, self._warm_python, self.config.warm_python, owner

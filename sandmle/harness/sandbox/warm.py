@@ -1,6 +1,7 @@
 """Warm Python: one fork server per sample, so an agent's ``python`` skips the heavy imports.
 
-At sample init the sandbox starts ``_warm_server.py`` under the agent's Python, as any exec
+At the sample's first exec that runs Python (or at sample init, see `WarmPythonConfig.start`)
+the sandbox starts ``_warm_server.py`` under the agent's Python, as any exec
 (same uid, cgroup, seccomp, mounts, limits). It imports the configured libraries, then forks a
 fresh process from that clean parent for each run (never reusing one), so a run costs a fork
 instead of an interpreter start plus numpy/pandas/scikit-learn/scipy imports.
@@ -28,6 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -65,6 +67,16 @@ class WarmPythonConfig(BaseModel, frozen=True):
 
     preload: tuple[str, ...] = DEFAULT_PRELOAD
     """Modules the server imports once; a module the agent's Python lacks is skipped."""
+
+    start: Literal["first_python", "sample"] = "first_python"
+    """When the server starts: at the sample's first exec that names ``python`` (that run
+    waits for it, then every later one is warm; a sample that never runs Python costs
+    nothing), or at sample start (a head start for agents that think before they run)."""
+
+
+def wants_server(config: WarmPythonConfig, cmd: list[str]) -> bool:
+    """Whether this exec starts a not-yet-started server: it may run ``python``."""
+    return config.enabled and config.start == "first_python" and any("python" in a for a in cmd)
 
 
 def _shim_text(python: str) -> str:
