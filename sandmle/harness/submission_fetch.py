@@ -49,11 +49,11 @@ def host_submission_dir(env: SandboxEnvironment) -> Path | None:
     """The host dir behind ``/home/submission``, for sandboxes that keep it on the host."""
     from sandmle.harness.sandbox import BwrapSandboxEnvironment
 
-    try:  # `sandbox()` hands out an event-logging proxy; as_type sees through it
-        return env.as_type(BwrapSandboxEnvironment).dirs.submission
-    except TypeError:
-        pass
-    if _registered_name(env) in ("local", "inspect_ai/local"):
+    # `sandbox()` hands out an event-logging proxy; as_type returns the environment inside it
+    inner = env.as_type(SandboxEnvironment)
+    if isinstance(inner, BwrapSandboxEnvironment):
+        return inner.dirs.submission
+    if _registered_name(inner) in ("local", "inspect_ai/local"):
         return Path(SUBMISSION_DIR)  # `local` runs on the host: sandbox paths are host paths
     return None
 

@@ -213,3 +213,27 @@ def test_messages_name_the_sandbox_path_not_the_host_temp_dir(tmp_path: Path) ->
         f"no submission file at {SUBMISSION_PATH}",
         f"{SUBMISSION_PATH} is a directory, not a CSV file",
     ]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap not installed")
+def test_the_host_dir_is_found_through_inspects_sandbox_proxy(tmp_path: Path) -> None:
+    # What `sandbox()` returns inside an eval: the environment wrapped in an event proxy.
+    from inspect_ai.util._sandbox.events import SandboxEnvironmentProxy
+
+    from sandmle.harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, SandboxLimits
+    from sandmle.harness.submission_fetch import host_submission_dir
+
+    config = BwrapConfig(limits=SandboxLimits(disk_mb=64), base_dir=tmp_path / "boxes")
+
+    async def run() -> tuple[Path | None, Path]:
+        envs = await BwrapSandboxEnvironment.sample_init("t", config, {})
+        env = envs["default"]
+        try:
+            found = host_submission_dir(SandboxEnvironmentProxy(env))
+            return found, env.as_type(BwrapSandboxEnvironment).dirs.submission
+        finally:
+            await BwrapSandboxEnvironment.sample_cleanup("t", config, envs, False)
+
+    found, expected = asyncio.run(run())
+    assert found == expected
+    assert host_submission_dir(SandboxEnvironmentProxy(DockerLike())) is None
