@@ -2,9 +2,13 @@
 
 1. Episodes and environment steps (tool calls) per minute, by number of parallel sandboxes,
    with the heuristic policy (``sandmle/heuristic``, skipped when absent) and with the tiny
-   local model behind the training policy API: both through the same Inspect episodes.
-2. The share of a training step spent in generation, in the environment (sandboxes, tools,
-   grading) and in optimisation, from TRL's logged metrics of a few tiny-model GRPO steps.
+   local model behind the training policy API: both through the same Inspect episodes. For
+   each, the share of an episode that is environment time: per episode, its wall time less
+   the time its model calls took, over its wall time (median over episodes), so concurrent
+   calls are never summed across episodes and the share stays within [0, 1].
+2. The share of a training step spent generating (the sampler's busy wall time: its turn-batched
+   calls never overlap), in the rest of the rollout (sandboxes, tools, grading) and in
+   optimisation, from TRL's logged metrics of a few tiny-model GRPO steps.
 
 Usage: python bench/training_rollouts.py [--episodes N] [--parallel 1,2,4] [--steps S]
 """
@@ -16,10 +20,12 @@ import contextlib
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import eval as inspect_eval
 
@@ -36,14 +42,33 @@ def make_pack(root: Path) -> Path:
     return root / "pack"
 
 
-def rates(episodes: int, env_steps: int, seconds: float) -> dict[str, float]:
+def rates(episodes: int, env_steps: int, seconds: float, log: Any) -> dict[str, float]:
     return {
         "episodes": episodes,
         "env_steps": env_steps,
         "seconds": round(seconds, 2),
         "episodes_per_min": round(60 * episodes / seconds, 2),
         "env_steps_per_min": round(60 * env_steps / seconds, 2),
+        "episode_environment_share": environment_share(log),
     }
+
+
+def environment_share(log: Any) -> float | None:
+    """Median over episodes of (wall time - model-call time) / wall time, from the eval log."""
+    shares = []
+    for sample in log.samples or []:
+        wall = sample.total_time or 0.0
+        model = sum(e.working_time or 0.0 for e in sample.events if e.event == "model")
+        if wall > 0:
+            shares.append(min(max(wall - model, 0.0) / wall, 1.0))
+    return round(statistics.median(shares), 3) if shares else None
+
+
+def read_log(log_dir: Path) -> Any:
+    from inspect_ai.log import read_eval_log
+
+    (path,) = sorted(log_dir.glob("*.eval"))
+    return read_eval_log(str(path))
 
 
 def heuristic_run(settings: RolloutSettings, ids: list[str], log_dir: Path) -> dict | None:
@@ -61,26 +86,30 @@ def heuristic_run(settings: RolloutSettings, ids: list[str], log_dir: Path) -> d
         max_sandboxes=settings.parallel_sandboxes,
     )
     steps = sum(1 for s in log.samples or [] for m in s.messages if m.role == "tool")
-    return rates(len(ids), steps, time.perf_counter() - start)
+    return rates(len(ids), steps, time.perf_counter() - start, read_log(log_dir))
 
 
 def tiny_run(model_dir: Path, settings: RolloutSettings, ids: list[str], log_dir: Path) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from sandmle.training.generators import TransformersGenerator
+    from sandmle.training.generators import BatchingGenerator, TransformersEngine
     from sandmle.training.policy_api import PolicySession
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
+    generator = BatchingGenerator(TransformersEngine(model, tokenizer))
     session = PolicySession(
-        TransformersGenerator(model, tokenizer),
-        tokenizer,
-        settings.max_turn_tokens,
-        settings.max_episode_tokens,
+        generator, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens
     )
     start = time.perf_counter()
     results = run_episodes(ids, session, settings, log_dir)
-    return rates(len(ids), sum(r.env_steps for r in results), time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    out = rates(len(ids), sum(r.env_steps for r in results), seconds, read_log(log_dir))
+    out["sampler_busy_share"] = round(generator.clock.seconds / seconds, 3)
+    out["requests_per_engine_call"] = round(
+        generator.clock.requests / max(generator.clock.calls, 1), 2
+    )
+    return out
 
 
 def step_shares(model_dir: Path, pack: Path, out: Path, steps: int) -> dict:
@@ -99,15 +128,17 @@ def step_shares(model_dir: Path, pack: Path, out: Path, steps: int) -> dict:
         trainer.train()
     logged = [h for h in trainer.state.log_history if "rollout/seconds" in h]
     total = sum(h["step_time"] for h in logged)
-    generation = sum(h["rollout/generation_seconds"] for h in logged)
-    environment = sum(h["rollout/environment_seconds"] for h in logged)
-    optimisation = max(total - generation - environment, 0.0)
+    rollout = sum(h["rollout/seconds"] for h in logged)
+    generation = sum(h["rollout/generation_seconds"] for h in logged)  # <= rollout by design
     return {
         "steps": len(logged),
         "seconds_per_step": round(total / max(len(logged), 1), 2),
         "share_generation": round(generation / total, 3),
-        "share_environment": round(environment / total, 3),
-        "share_optimisation": round(optimisation / total, 3),
+        "share_rollout_other": round((rollout - generation) / total, 3),
+        "share_optimisation": round(max(total - rollout, 0.0) / total, 3),
+        "episode_environment_share": round(
+            statistics.mean(h["rollout/environment_share"] for h in logged), 3
+        ),
     }
 
 
