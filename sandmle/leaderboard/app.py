@@ -32,8 +32,8 @@ def default_log_dirs(argv: list[str], environ: dict[str, str]) -> list[str]:
 
 @st.cache_resource
 def _log_cache() -> LogCache:
-    # One cache per server: every rerun and session reads only new or changed logs.
-    return LogCache()
+    # One cache per server, kept on disk: reruns, sessions and restarts read only new logs.
+    return LogCache.persistent()
 
 
 def sidebar_dirs() -> list[str]:

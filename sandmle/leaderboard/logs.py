@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
+import pickle
 import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -238,21 +240,68 @@ def _local(name: str) -> str:
     return name.removeprefix("file://")
 
 
+CACHE_ENV = "SANDMLE_LEADERBOARD_CACHE"
+"""File the app keeps its parsed logs in between runs (default under ``~/.cache/sandmle``)."""
+CACHE_FORMAT = (2, tuple(RUN_COLUMNS), tuple(SAMPLE_COLUMNS))
+"""A cache file written with other columns is ignored, never misread."""
+
+
+def default_cache_file() -> Path:
+    configured = os.environ.get(CACHE_ENV)
+    return Path(configured) if configured else Path.home() / ".cache/sandmle/leaderboard.pkl"
+
+
 @dataclass
 class LogCache:
-    """Records of logs read so far, keyed by path with (mtime, size) to spot rewrites."""
+    """Records of logs read so far, keyed by path with (mtime, size) to spot rewrites.
+
+    With a ``file``, the records also persist between processes, so a restarted app reads
+    only logs that are new or changed since.
+    """
 
     entries: dict[str, tuple[tuple[float, int], LogRecord | str]] = field(default_factory=dict)
     """Path -> (mtime, size) and its record, or the reason it was skipped."""
+    file: Path | None = None
+    """Where the entries are kept between processes (None: this process only)."""
     _last: tuple[tuple, LoadedLogs] | None = None
+
+    @classmethod
+    def persistent(cls, file: Path | None = None) -> LogCache:
+        """A cache that starts from (and saves to) ``file``; an unreadable file starts empty."""
+        path = file or default_cache_file()
+        try:
+            with path.open("rb") as handle:
+                stored = pickle.load(handle)  # our own file, written by ``save``
+            entries = stored["entries"] if stored.get("format") == CACHE_FORMAT else {}
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, TypeError):
+            entries = {}
+        return cls(entries=entries, file=path)
+
+    def save(self) -> None:
+        """Write the entries of logs that still exist to ``file`` (atomically)."""
+        if self.file is None:
+            return
+        alive = {p: e for p, e in self.entries.items() if "://" in p or Path(p).exists()}
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.file.with_suffix(f".{os.getpid()}.tmp")
+        with tmp.open("wb") as handle:
+            pickle.dump({"format": CACHE_FORMAT, "entries": alive}, handle)
+        tmp.replace(self.file)
 
     def _refresh(self, listing: dict[str, tuple[float, int]]) -> None:
         """Read the listed logs that are new or changed since they were last read."""
         stale = [p for p, stamp in listing.items() if self.entries.get(p, (None,))[0] != stamp]
         for path, entry in zip(stale, read_log_records(stale), strict=True):
+            self.entries[path] = (listing[path], entry)
+        for path in listing:  # every skipped log is named on each load, cached or not
+            entry = self.entries[path][1]
             if isinstance(entry, str):
                 warnings.warn(f"skipped {path}: {entry}", SkippedLogWarning, stacklevel=3)
-            self.entries[path] = (listing[path], entry)
+        if stale:
+            try:
+                self.save()
+            except OSError as exc:  # a read-only home must not stop the leaderboard
+                warnings.warn(f"leaderboard cache not saved: {exc}", stacklevel=3)
 
     def load(self, log_dirs: Sequence[str | Path]) -> LoadedLogs:
         """Every log under ``log_dirs`` (recursively), reading only new or changed files."""

@@ -153,3 +153,9 @@ def log_dir(tmp_path_factory: pytest.TempPathFactory, pack_dir: Path) -> Path:
 def log_copy(log_dir: Path, tmp_path: Path) -> Path:
     """A writable copy of the session's logs, for tests that add broken files."""
     return Path(shutil.copytree(log_dir, tmp_path / "logs"))
+
+
+@pytest.fixture(autouse=True)
+def _private_leaderboard_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's app keeps its parsed-log cache in its own folder, not in ~/.cache."""
+    monkeypatch.setenv("SANDMLE_LEADERBOARD_CACHE", str(tmp_path / "leaderboard-cache.pkl"))

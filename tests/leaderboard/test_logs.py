@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
@@ -127,3 +130,36 @@ def test_cache_reads_only_new_or_changed_logs(
     assert len(second.runs) == 9
     copy.unlink()
     assert len(cache.load([log_copy]).runs) == 8 and len(reads) == 9
+
+
+def test_persistent_cache_survives_a_restart(
+    log_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "cache" / "leaderboard.pkl"
+    first = LogCache.persistent(file).load([log_copy])
+    assert file.exists()
+    reads: list[str] = []
+    real = logs_module.read_log_record
+
+    async def counted(path: str) -> LogRecord:
+        reads.append(path)
+        return await real(path)
+
+    monkeypatch.setattr(logs_module, "read_log_record", counted)
+    again = LogCache.persistent(file).load([log_copy])  # a new process: nothing read
+    assert reads == []
+    pd.testing.assert_frame_equal(again.samples, first.samples)
+    rewritten = sorted(log_copy.glob("*.eval"))[0]
+    rewritten.write_bytes(rewritten.read_bytes())  # same bytes, new mtime: read again
+    os.utime(rewritten, (1, 1))
+    LogCache.persistent(file).load([log_copy])
+    assert reads == [str(rewritten)]
+
+
+def test_persistent_cache_ignores_a_foreign_or_broken_file(tmp_path: Path, log_dir: Path) -> None:
+    file = tmp_path / "leaderboard.pkl"
+    file.write_bytes(b"not a pickle")
+    assert LogCache.persistent(file).entries == {}
+    file.write_bytes(pickle.dumps({"format": "old", "entries": {"x": 1}}))
+    assert LogCache.persistent(file).entries == {}
+    assert len(LogCache.persistent(file).load([log_dir]).runs) == 8
