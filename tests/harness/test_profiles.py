@@ -94,7 +94,7 @@ def _probe_limits() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         box = sandbox()
-        inside = await box.exec(["cat", "/proc/self/limits", "/proc/self/cgroup"])
+        inside = await box.exec(["sh", "-c", "cat /proc/self/limits /proc/self/cgroup; env"])
         shm = await box.exec(["df", "-Pk", "/dev/shm"])
         state.metadata["inside"] = inside.stdout + shm.stdout
         group = box.as_type(BwrapSandboxEnvironment).cgroup
@@ -134,9 +134,11 @@ def test_mle_bench_profile_round_trips_into_the_sandbox(tmp_path: Path) -> None:
     inside = sample.metadata["inside"]
     assert _limit(inside, "Max cpu time") == str(4 * 24 * 3600)
     assert _limit(inside, "Max file size") == str(65536 * 1024**2)
-    shm_kib = int(inside.strip().splitlines()[-1].split()[1])
+    (shm_line,) = [line for line in inside.splitlines() if line.endswith("/dev/shm")]
+    shm_kib = int(shm_line.split()[1])
     assert shm_kib == 4096 * 1024  # df -Pk: the 4 GiB /dev/shm tmpfs
     assert "memory" in inside and "pids" in inside  # in its own cgroup namespace
+    assert "OMP_NUM_THREADS=4" in inside and "MKL_NUM_THREADS=4" in inside
     cgroup = sample.metadata["cgroup"]
     if host_isolation().cgroup is not None:  # the sample's own cgroup carries the limits
         values = {k: v for files in cgroup.values() for k, v in files.items()}

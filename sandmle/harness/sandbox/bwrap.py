@@ -84,7 +84,7 @@ from ._samples import (
     remove_sample_dirs,
 )
 from ._seccomp import seccomp_program
-from .limits import SandboxLimits
+from .limits import THREAD_ENV_VARS, SandboxLimits
 from .warm import (
     SHIM_DIR,
     WARM_DIR,
@@ -503,7 +503,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             await started.aclose()
 
     def _exec_env(self, env: dict[str, str]) -> dict[str, str]:
-        return {"PATH": self._path, **BASE_ENV, **self._python_env, **env}
+        threads = {name: str(self.config.limits.threads) for name in THREAD_ENV_VARS}
+        return {"PATH": self._path, **BASE_ENV, **threads, **self._python_env, **env}
 
     def _bwrap(self, cmd: list[str], cwd: str, env: dict[str, str]) -> tuple[list[str], list[int]]:
         """The bwrap argv that runs `cmd` (after the cgroup launcher), and the fds it reads
