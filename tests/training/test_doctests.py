@@ -6,10 +6,10 @@ import doctest
 
 import pytest
 
-from sandmle.training import chat, rewards
+from sandmle.training import chat, generators, grpo, rewards
 
 
-@pytest.mark.parametrize("module", [rewards, chat], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [rewards, chat, generators, grpo], ids=lambda m: m.__name__)
 def test_docstring_examples(module) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
