@@ -92,7 +92,7 @@ def episode_setup() -> Solver:
 
 
 def training_agent(settings: RolloutSettings) -> Solver:
-    """The harness's tool loop and tools, with score feedback for training."""
+    """The harness's tool loop and tools, as in evaluation (no score feedback unless asked)."""
     tools = agent_tools(settings.command_timeout, score_feedback=settings.score_feedback)
     return guard(basic_agent(tools=tools, max_attempts=1))
 
