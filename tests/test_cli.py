@@ -160,8 +160,8 @@ def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def _eval_args(plant_dir: Path, log_dir: Path, model: str, solver: str) -> list[str]:
-    return ["eval", "synthetic", "-T", f"pack={plant_dir}", "-T", "sandbox=local",
-            "--model", model, "--solver", solver, "--log-dir", str(log_dir)]  # fmt: skip
+    return ["eval", "synthetic", "-T", f"pack={plant_dir}", "--model", model,
+            "--solver", solver, "--log-dir", str(log_dir)]  # fmt: skip
 
 
 def test_unknown_solver_and_model_are_one_line_errors(plant_dir: Path, tmp_path: Path) -> None:
