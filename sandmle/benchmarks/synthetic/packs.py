@@ -29,6 +29,9 @@ from sandmle.benchmarks.synthetic.transfer import transfer_failures
 from sandmle.errors import SandmleError
 from sandmle.harness.pack import PackManifest, PackTask, write_manifest
 
+TRANSFER_ROUNDS = 3
+"""Times a task the rest of the pack already solves is regenerated before its slot is dropped."""
+
 
 class PackSpec(BaseModel):
     """What to generate."""
@@ -80,26 +83,24 @@ def generate_pack(
 
 
 def _transfer_gate(out: Path, jobs: list[tuple], outcomes: list[TaskOutcome]) -> list[TaskOutcome]:
-    """Regenerate (once, with fresh attempts) the tasks the rest of the pack already solves."""
-    accepted = [o.task_id for o in outcomes if o.task_id]
-    failures = transfer_failures(out, accepted)
-    for outcome in outcomes:
-        if outcome.task_id not in failures:
-            continue
-        reason = failures[outcome.task_id]
-        shutil.rmtree(out / outcome.task_id)
-        job = jobs[outcome.index]
-        again = generate_task(*job, first_attempt=MAX_ATTEMPTS)
-        again.rejections = [
-            *outcome.rejections,
-            Rejection(
-                attempt=MAX_ATTEMPTS - 1,
-                entropy=[],
-                failures=[Failure(rule="transfer", reason=reason)],
-            ),
-            *again.rejections,
-        ]
-        outcomes[outcome.index] = again
+    """Regenerate the tasks the rest of the pack already solves; drop them after a few rounds."""
+    for round_ in range(TRANSFER_ROUNDS + 1):
+        failures = transfer_failures(out, [o.task_id for o in outcomes if o.task_id])
+        if not failures:
+            break
+        for outcome in [o for o in outcomes if o.task_id in failures]:
+            reason = failures[str(outcome.task_id)]
+            shutil.rmtree(out / str(outcome.task_id))
+            rejected = Rejection(
+                attempt=-1, entropy=[], failures=[Failure(rule="transfer", reason=reason)]
+            )
+            if round_ == TRANSFER_ROUNDS:  # still solved by the others: the slot stays empty
+                outcome.task_id, outcome.baselines = None, {}
+                outcome.rejections.append(rejected)
+                continue
+            again = generate_task(*jobs[outcome.index], first_attempt=MAX_ATTEMPTS * (round_ + 1))
+            again.rejections = [*outcome.rejections, rejected, *again.rejections]
+            outcomes[outcome.index] = again
     return outcomes
 
 
