@@ -209,7 +209,7 @@ def _agent_runtime_ready() -> None:
 
 def synth_group() -> typer.Typer:
     """``sandmle synth``, with the MLE-bench-lite replica writer mounted as ``replicas``."""
-    from sandmle.benchmarks.mle_bench_lite.replicas import replicas_command
+    from sandmle.benchmarks.mle_bench_lite.replicas_cli import replicas_command
     from sandmle.benchmarks.synthetic.cli import synth_app
 
     if not any(c.name == "replicas" for c in synth_app.registered_commands):

@@ -16,9 +16,6 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
-
-import typer
 
 from sandmle.benchmarks.mle_bench_lite import replica_audio as audio
 from sandmle.benchmarks.mle_bench_lite import replica_images as images
@@ -27,7 +24,6 @@ from sandmle.benchmarks.mle_bench_lite import replica_text as text
 from sandmle.benchmarks.mle_bench_lite.competitions import (
     get_competition,
     lite_competitions,
-    split_ids,
 )
 from sandmle.benchmarks.mle_bench_lite.replica_descriptions import replica_description
 from sandmle.benchmarks.mle_bench_lite.replica_dev import DEV_BUILDERS, dev_description
@@ -109,35 +105,3 @@ def build_replicas(
 
         write_dojo_replicas(out, out / DOJO_SUBDIR, [c for c in ids if c in BUILDERS])
     return roots
-
-
-def replicas_command(
-    out: Annotated[Path, typer.Option("--out", help="Folder to write the replicas to.")],
-    dojo: Annotated[
-        bool, typer.Option("--dojo", help="Also write MLE-Dojo's layout under OUT/mle-dojo.")
-    ] = False,
-    competitions: Annotated[
-        list[str] | None,
-        typer.Option("--competition", "-c", help="Only these competition ids (repeatable)."),
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Data seed.")] = 0,
-    split: Annotated[
-        str | None, typer.Option("--split", help="All of a split: lite or dev (dev: 7 more).")
-    ] = None,
-) -> None:
-    """Write micro replicas of the 22 MLE-bench-lite competitions (offline smoke tests)."""
-    if split is not None:
-        if split not in ("lite", "dev"):
-            raise SandmleError(f"--split must be lite or dev, not {split!r}")
-        competitions = [*(competitions or []), *split_ids(split)]
-    roots = build_replicas(out, competitions, seed=seed, dojo=dojo)
-    typer.echo(f"wrote {len(roots)} micro replicas to {out}")
-    typer.echo(f"run: inspect eval sandmle/mle_bench_lite -T data_dir={out}")
-    if dojo:
-        typer.echo(
-            f"MLE-Dojo layout: inspect eval sandmle/mle_dojo -T data_dir={out / DOJO_SUBDIR}"
-        )
-
-
-replicas_app = typer.Typer(help="Micro replicas of MLE-bench-lite.", no_args_is_help=True)
-replicas_app.command("replicas")(replicas_command)

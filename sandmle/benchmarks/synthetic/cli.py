@@ -8,20 +8,21 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from sandmle.benchmarks.synthetic.backend import backend_names
-from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
-from sandmle.benchmarks.synthetic.release import import_release
-from sandmle.benchmarks.synthetic.release_evaluator import DEFAULT_TIMEOUT_S
-from sandmle.benchmarks.synthetic.sanity import Failure, check_directory
-from sandmle.benchmarks.synthetic.secret import read_secret
-from sandmle.benchmarks.synthetic.seeds import SEEDS
 from sandmle.errors import SandmleError
+
+if TYPE_CHECKING:
+    from sandmle.benchmarks.synthetic.sanity import Failure
+
+# The generator (numpy, pandas, scikit-learn) is imported inside each command, so that
+# `sandmle synth --help` starts at once.
+DEFAULT_IMPORT_TIMEOUT_S = 120
+"""Seconds one release evaluator may run (equals ``release_evaluator.DEFAULT_TIMEOUT_S``)."""
 
 
 class ImportFormat(StrEnum):
@@ -72,6 +73,10 @@ def generate(
     ] = None,
 ) -> None:
     """Generate a pack of N tasks that all pass the sanity gate."""
+    from sandmle.benchmarks.synthetic.backend import backend_names
+    from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
+    from sandmle.benchmarks.synthetic.secret import read_secret
+
     if backend not in backend_names():
         raise SandmleError(f"unknown backend {backend!r} (known: {', '.join(backend_names())})")
     if (backend == "llm") != (model is not None):
@@ -108,6 +113,8 @@ def check(
     """Re-run the sanity checks; exit 1 when any task fails one."""
     if not directory.is_dir():
         raise SandmleError(f"{directory}: folder does not exist")
+    from sandmle.benchmarks.synthetic.sanity import check_directory
+
     results = check_directory(directory)
     errors = {t: [f for f in fs if f.severity == "error"] for t, fs in results.items()}
     if as_json:
@@ -146,9 +153,11 @@ def import_tasks(
     ] = ImportFormat.sandmle_release,
     timeout: Annotated[
         int, typer.Option("--timeout", min=1, help="Seconds per evaluator.py run.")
-    ] = DEFAULT_TIMEOUT_S,
+    ] = DEFAULT_IMPORT_TIMEOUT_S,
 ) -> None:
     """Convert published SandMLE release tasks into competition folders."""
+    from sandmle.benchmarks.synthetic.release import import_release
+
     ids = import_release(directory, out, timeout_s=timeout)
     console.print(f"imported {len(ids)} task(s) into {out}")
     report = out / "import_report.json"
@@ -161,6 +170,8 @@ def import_tasks(
 @synth_app.command("seeds")
 def list_seeds() -> None:
     """List the seed tasks and their structure."""
+    from sandmle.benchmarks.synthetic.seeds import SEEDS
+
     table = Table("seed task", "modality", "task type", "metric", "outputs")
     for dna in SEEDS.values():
         table.add_row(dna.seed_task, dna.modality, dna.task_type, dna.metric, str(dna.n_outputs))

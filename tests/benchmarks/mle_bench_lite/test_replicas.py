@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from sandmle.benchmarks.mle_bench_lite.competitions import get_competition, lite_competitions
-from sandmle.benchmarks.mle_bench_lite.replicas import MARKER, build_replicas, replicas_app
+from sandmle.benchmarks.mle_bench_lite.replicas import MARKER, build_replicas
+from sandmle.benchmarks.mle_bench_lite.replicas_cli import replicas_app
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import load_competition
 from sandmle.harness.grading import grade_csv
