@@ -21,7 +21,14 @@ from sandmle.training.policy_api import PolicySession
 from sandmle.training.rollouts import RolloutSettings, run_episodes
 from tests.training.conftest import ScriptedGenerator
 
-QWEN3_TEMPLATE = Path(__file__).parent / "fixtures" / "qwen3_chat_template.jinja"
+
+def qwen3_template() -> str:
+    """Qwen3's real chat template, as TRL ships it (read from the installed package, not copied)."""
+    from trl.chat_template_utils import qwen3_chat_template
+
+    return qwen3_chat_template
+
+
 COPY = "cp /home/data/sample_submission.csv /home/submission/submission.csv"
 
 
@@ -59,7 +66,7 @@ def qwen3_tokenizer(tiny_model: Path):
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
-    tokenizer.chat_template = QWEN3_TEMPLATE.read_text()
+    tokenizer.chat_template = qwen3_template()
     return tokenizer
 
 
@@ -71,12 +78,6 @@ def episode(tokenizer, turns: list[str], pack: Path, logs: Path):
     return result, read_eval_log(str(log_file), resolve_attachments=True).samples[0]
 
 
-def test_the_fixture_is_the_template_trl_recognises() -> None:
-    from trl.chat_template_utils import qwen3_chat_template
-
-    assert QWEN3_TEMPLATE.read_text() == qwen3_chat_template
-
-
 def test_qwen3_template_rewrites_history_until_swapped(qwen3_tokenizer) -> None:
     assert history_rewrites(qwen3_tokenizer)  # drops <think> from turns before the last query
     assert use_training_template(qwen3_tokenizer)
@@ -85,7 +86,7 @@ def test_qwen3_template_rewrites_history_until_swapped(qwen3_tokenizer) -> None:
 
 
 def test_an_unknown_template_that_rewrites_history_is_refused(qwen3_tokenizer) -> None:
-    qwen3_tokenizer.chat_template = QWEN3_TEMPLATE.read_text().replace("# Tools", "# Tools!")
+    qwen3_tokenizer.chat_template = qwen3_template().replace("# Tools", "# Tools!")
     with pytest.raises(SandmleError, match="prefix-preserving"):
         use_training_template(qwen3_tokenizer)
 
