@@ -126,6 +126,17 @@ def _rule(kind: str, summary: str, shapes: list[str]) -> HiddenRule:
 
 def _scene(size: int, shapes: list[str], rng: np.random.Generator) -> tuple[np.ndarray, float]:
     """One tile: shapes on a noisy background (moderate contrast, so shapes stay legible)."""
+    return _render(size, shapes, rng, contrast=(60, 140), noise=(6, 20))
+
+
+def _render(
+    size: int,
+    shapes: list[str],
+    rng: np.random.Generator,
+    contrast: tuple[float, float] = (35, 140),
+    noise: tuple[float, float] = (8, 28),
+) -> tuple[np.ndarray, float]:
+    """Shapes drawn on a noisy background; returns the tile and the share of inked pixels."""
     base = float(rng.uniform(20, 90))
     mask = Image.new("L", (size, size), 0)
     draw = ImageDraw.Draw(mask)
@@ -135,23 +146,8 @@ def _scene(size: int, shapes: list[str], rng: np.random.Generator) -> tuple[np.n
         cx, cy = rng.integers(0, size, 2)
         draw.point((int(cx), int(cy)), fill=255)
     ink = np.asarray(mask, dtype=np.float64) / 255
-    contrast = float(rng.uniform(60, 140))
-    noisy = base + contrast * ink + rng.normal(0, rng.uniform(6, 20), ink.shape)
-    return np.clip(noisy, 0, 255).astype(np.uint8), float(ink.mean())
-
-
-def _render(size: int, shapes: list[str], rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    base = float(rng.uniform(20, 90))
-    mask = Image.new("L", (size, size), 0)
-    draw = ImageDraw.Draw(mask)
-    for shape in shapes:
-        _draw(draw, shape, size, rng)
-    for _ in range(int(rng.integers(0, 3))):  # distractor specks
-        cx, cy = rng.integers(0, size, 2)
-        draw.point((int(cx), int(cy)), fill=255)
-    ink = np.asarray(mask, dtype=np.float64) / 255
-    contrast = float(rng.uniform(35, 140))
-    noisy = base + contrast * ink + rng.normal(0, rng.uniform(8, 28), ink.shape)
+    scale = float(rng.uniform(*contrast))
+    noisy = base + scale * ink + rng.normal(0, rng.uniform(*noise), ink.shape)
     return np.clip(noisy, 0, 255).astype(np.uint8), float(ink.mean())
 
 
