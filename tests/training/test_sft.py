@@ -83,7 +83,7 @@ def test_teacher_reasoning_is_kept_and_trained_with_qwen3s_template(tiny_model: 
     from trl.chat_template_utils import get_training_chat_template
 
     from sandmle.training.chat import chat_dicts
-    from tests.training.test_chat import QWEN3_TEMPLATE
+    from tests.training.test_chat import qwen3_template
 
     teacher = ChatMessageAssistant(
         content=[
@@ -97,7 +97,7 @@ def test_teacher_reasoning_is_kept_and_trained_with_qwen3s_template(tiny_model: 
     assert other.startswith("<thought>\na forest fits this\n</thought>")
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
-    tokenizer.chat_template = QWEN3_TEMPLATE.read_text()
+    tokenizer.chat_template = qwen3_template()
     marked = get_training_chat_template(
         tokenizer
     )  # what SFTTrainer swaps in for assistant_only_loss
