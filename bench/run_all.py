@@ -46,6 +46,8 @@ FIGURES: list[tuple[str, str, list[str], str]] = [
         "episodes per minute; step time split",
     ),
     ("leaderboard load", "leaderboard_load.py", ["--logs", "300"], "cold vs warm"),
+    ("bounded grading", "bounded_grading.py", ["--runs", "10"], "capped subprocess vs in-process"),
+    ("CLI start-up", "cli_import_time.py", ["--repeat", "2"], "help time per command"),
 ]
 
 
