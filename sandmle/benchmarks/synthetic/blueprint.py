@@ -15,7 +15,9 @@ GENERATOR_VERSION = "0.2.0"
 """Bumped whenever the same seed would give different bytes."""
 
 Modality = Literal["tabular", "text", "image", "time-series"]
-TaskType = Literal["binary", "multiclass", "multilabel", "regression", "forecasting"]
+TaskType = Literal[
+    "binary", "multiclass", "multilabel", "regression", "forecasting", "seq2seq", "image-to-image"
+]
 TargetKind = Literal["prob", "label", "value"]
 IdScheme = Literal["int", "hex", "prefixed"]
 MODALITIES: tuple[str, ...] = ("tabular", "text", "image", "time-series")
