@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sandmle.errors import CompetitionError, InvalidSubmission
 from sandmle.harness.competition import CompetitionConfig
-from sandmle.harness.metrics import get_metric
+from sandmle.harness.metrics import get_metric, ranking_k
 from sandmle.harness.plugins import GRADER_PLUGINS, load_plugins
 
 GradeFn = Callable[[pd.DataFrame, pd.DataFrame, CompetitionConfig], float]
@@ -89,7 +89,10 @@ def standard_grader(
     numeric = (
         options.numeric if options.numeric is not None else config.metric not in _LABEL_METRICS
     )
-    y_pred = target_values(submission, targets, numeric)
+    if ranking_k(config.metric) is not None:  # id lists: a blank cell is an empty ranking
+        y_pred = submission[targets].to_numpy(dtype=object)
+    else:
+        y_pred = target_values(submission, targets, numeric)
     if options.probabilities:
         check_probabilities(y_pred, targets)
     if options.row_sum:

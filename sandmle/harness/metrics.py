@@ -9,7 +9,9 @@ scikit-learn 1.5 returns, whatever scikit-learn is installed:
 * numpy float64: ``roc_auc``, ``mean_columnwise_roc_auc``, ``quadratic_weighted_kappa``,
   ``rmse``, ``mae``, ``rmsle``, ``mean_columnwise_rmse``, ``mean_columnwise_rmsle``,
   ``macro_f1`` (scikit-learn 1.5's ``f1_score`` averages with numpy);
-* Python float: ``binary_log_loss``, ``multiclass_log_loss``, ``accuracy``, ``r2``.
+* Python float: ``binary_log_loss``, ``multiclass_log_loss``, ``accuracy``, ``r2``;
+* numpy float64 too: ``map_at_<k>`` (ranking: mean average precision at k, as MLE-bench's
+  ``mean_average_precision_at_k`` averages it with ``np.mean``).
 
 Each metric follows scikit-learn 1.5's operation order (log1p, trapezoids over the pruned ROC
 curve, numpy's pairwise means) so scores match it bit for bit, not just to 1e-9: rounding to
@@ -347,3 +349,64 @@ def r2(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     if total == 0:
         return 1.0 if residual == 0 else 0.0
     return float(1 - residual / total)
+
+
+# ---- ranking ----
+
+MAP_PREFIX = "map_at_"
+MAP_KS = (3, 5, 7, 10, 12)
+"""Cut-offs registered as ``map_at_<k>`` (Kaggle's MAP@k competitions use these)."""
+
+
+def ranking_k(name: str) -> int | None:
+    """k of a ``map_at_<k>`` metric, else None."""
+    suffix = name.removeprefix(MAP_PREFIX)
+    return int(suffix) if name.startswith(MAP_PREFIX) and suffix.isdigit() else None
+
+
+def _ranked_ids(cell: object, who: str) -> list[str]:
+    """One cell's space-separated ids, in order; a blank cell is an empty list.
+
+    Split on single spaces as MLE-bench does (``str.split(" ")``), so a doubled space takes a
+    rank position with an empty id that matches nothing. A lone numeric id (pandas reads a
+    column of single integers as numbers) is that id's text.
+    """
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return []
+    if isinstance(cell, str):
+        return cell.split(" ") if cell else []
+    if isinstance(cell, (int, np.integer)) and not isinstance(cell, bool):
+        return [str(int(cell))]
+    if isinstance(cell, (float, np.floating)) and float(cell).is_integer():
+        return [str(int(cell))]
+    raise InvalidSubmission(f"{who} cell {cell!r} is not a space-separated list of ids")
+
+
+def average_precision_at_k(actual: set[str], predicted: list[str], k: int) -> float:
+    """Kaggle's AP@k: precision at each rank <= k holding a new relevant id, over min(|actual|, k).
+
+    A repeated id counts once (at its first rank); an empty answer scores 0.
+    """
+    hits, total = 0, 0.0
+    for rank, item in enumerate(predicted[:k]):
+        if item in actual and item not in predicted[:rank]:
+            hits += 1
+            total += hits / (rank + 1.0)
+    return total / min(len(actual), k) if actual else 0.0
+
+
+def _map_at_k(k: int) -> MetricFn:
+    def map_at_k(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+        t, p = _shaped(y_true, y_pred, 1)
+        scores = [
+            average_precision_at_k(set(_ranked_ids(a, TRUE)) - {""}, _ranked_ids(b, PRED), k)
+            for a, b in zip(t.tolist(), p.tolist(), strict=True)
+        ]
+        return np.float64(np.mean(scores))
+
+    map_at_k.__doc__ = f"Mean over rows of AP@{k}: each cell a space-separated list of ids, best first. numpy float64."
+    return map_at_k
+
+
+for _k in MAP_KS:
+    metric(f"{MAP_PREFIX}{_k}", lower_is_better=False)(_map_at_k(_k))
