@@ -48,13 +48,15 @@ class DevelopedTask(BaseModel):
     """Extra public files by path relative to prepared/public (images)."""
     oracle: np.ndarray
     """Canonical predictions of the rule for the test rows."""
+    sample: pd.DataFrame | None = None
+    """sample_submission.csv when the task has its own (e.g. seq2seq copies ``before``)."""
 
 
 def develop(bp: Blueprint) -> DevelopedTask:
     """Dispatch to the blueprint's modality writer, with the developer's own random stream."""
     from sandmle.benchmarks.synthetic.modalities import builder
 
-    return builder(bp.dna.modality)(bp, role_rng(bp.entropy, 1))
+    return builder(bp.dna.modality, bp.dna.task_type)(bp, role_rng(bp.entropy, 1))
 
 
 def make_ids(scheme: IdScheme, n: int, rng: np.random.Generator, prefix: str = "r") -> pd.Series:

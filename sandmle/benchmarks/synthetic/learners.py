@@ -56,16 +56,19 @@ class PublicData:
 
 def ladder(bp: Blueprint, rule: HiddenRule, data: PublicData) -> dict[str, np.ndarray]:
     """Canonical test predictions of the learners (``structure`` only when the rule has a form)."""
-    from sandmle.benchmarks.synthetic.modalities import featurizer, structurer
+    from sandmle.benchmarks.synthetic.modalities import featurizer, hook, structurer
 
+    own = hook(bp.dna.modality, bp.dna.task_type, "ladder")
+    if own is not None:  # predictions that are not a float matrix (seq2seq texts)
+        return own(bp, rule, data)
     y = tg.encode_train_targets(bp, data.train)
-    x_train, x_test = featurizer(bp.dna.modality)(bp, data)
+    x_train, x_test = featurizer(bp.dna.modality, bp.dna.task_type)(bp, data)
     out = {
         "constant": constant(bp, y, len(data.test)),
         "generic": fit_predict(bp, y, x_train, x_test, tuned=True),
     }
     if "structure" in rule.params:  # a rule written by a model may not say its form
-        s_train, s_test = structurer(bp.dna.modality)(bp, rule, data)
+        s_train, s_test = structurer(bp.dna.modality, bp.dna.task_type)(bp, rule, data)
         out["structure"] = fit_predict(bp, y, s_train, s_test, tuned=False)
     return out
 

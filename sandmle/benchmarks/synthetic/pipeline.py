@@ -84,9 +84,11 @@ def write_prepared(
 ) -> None:
     """The data roles' files: everything under prepared/ (public and private)."""
     public = root / PUBLIC_DIR
-    sample = tg.submission_frame(
-        bp, task.test[bp.domain.id_column], tg.constant_canon(bp, len(task.test))
-    )
+    sample = task.sample
+    if sample is None:
+        sample = tg.submission_frame(
+            bp, task.test[bp.domain.id_column], tg.constant_canon(bp, len(task.test))
+        )
     write_csv(task.train, public / "train.csv")
     write_csv(task.test, public / "test.csv")
     write_csv(sample, public / "sample_submission.csv")

@@ -3,6 +3,8 @@
 Facts (modality, metric, target shape, id scheme) come from MLE-bench's lite grading spec;
 the package carries them here so nothing outside it is read at run time. Micro tasks cap
 class counts (120 dog breeds become 5 classes) and turn audio into spectrogram images.
+Text normalization stays sequence-to-sequence (``seq2seq``: token ``before`` -> ``after``)
+and document denoising stays image-to-image (pixel values of clean pages).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from sandmle.errors import SandmleError
 _TABLE: list[tuple[str, str, str, str, str, str, int, int, str, float, str]] = [
     ("aerial-cactus-identification", "image", "image", "binary", "roc_auc", "prob", 2, 2, "hex", 0.7, ""),
     ("aptos2019-blindness-detection", "image", "image", "multiclass", "quadratic_weighted_kappa", "label", 5, 5, "hex", 0.5, "ordinal"),
-    ("denoising-dirty-documents", "image", "image", "regression", "rmse", "value", 1, 1, "int", 0.5, ""),
+    ("denoising-dirty-documents", "image", "image", "image-to-image", "rmse", "value", 1, 1, "int", 0.5, ""),
     ("detecting-insults-in-social-commentary", "text", "text", "binary", "roc_auc", "prob", 2, 2, "int", 0.3, ""),
     ("dog-breed-identification", "image", "image", "multiclass", "multiclass_log_loss", "prob", 5, 120, "hex", 0.5, ""),
     ("dogs-vs-cats-redux-kernels-edition", "image", "image", "binary", "binary_log_loss", "prob", 2, 2, "int", 0.5, ""),
@@ -33,8 +35,8 @@ _TABLE: list[tuple[str, str, str, str, str, str, int, int, str, float, str]] = [
     ("spooky-author-identification", "text", "text", "multiclass", "multiclass_log_loss", "prob", 3, 3, "prefixed", 0.5, ""),
     ("tabular-playground-series-dec-2021", "tabular", "tabular", "multiclass", "accuracy", "label", 4, 7, "int", 0.5, "num=6,cat=2"),
     ("tabular-playground-series-may-2022", "tabular", "tabular", "binary", "roc_auc", "prob", 2, 2, "int", 0.5, "num=6,cat=1"),
-    ("text-normalization-challenge-english-language", "text", "text", "multiclass", "accuracy", "label", 4, 16, "prefixed", 0.5, ""),
-    ("text-normalization-challenge-russian-language", "text", "text", "multiclass", "accuracy", "label", 4, 16, "prefixed", 0.5, ""),
+    ("text-normalization-challenge-english-language", "text", "text", "seq2seq", "accuracy", "label", 1, 1, "prefixed", 0.5, ""),
+    ("text-normalization-challenge-russian-language", "text", "text", "seq2seq", "accuracy", "label", 1, 1, "prefixed", 0.5, ""),
     ("the-icml-2013-whale-challenge-right-whale-redux", "audio", "image", "binary", "roc_auc", "prob", 2, 2, "prefixed", 0.35, ""),
     # Not in MLE-bench-lite: structures the lite set lacks.
     ("titanic", "tabular", "tabular", "binary", "accuracy", "label", 2, 2, "int", 0.4, "num=4,cat=2"),

@@ -46,6 +46,11 @@ def role_rng(entropy: list[int], role: int) -> np.random.Generator:
 
 def plan(request: TaskRequest, backend: str = "procedural") -> Blueprint:
     """Draw a mutated domain, adversarial noise and a size for the seed's structure."""
+    from sandmle.benchmarks.synthetic.modalities import hook
+
+    own = hook(request.dna.modality, request.dna.task_type, "plan")
+    if own is not None:  # seq2seq and image-to-image plan their own sizes and names
+        return own(request, backend)
     rng = role_rng(request.entropy, 0)
     dna = request.dna
     pool = POOLS[dna.modality][int(rng.integers(len(POOLS[dna.modality])))]

@@ -74,7 +74,9 @@ def submission_frame(bp: Blueprint, ids: pd.Series, canon: np.ndarray) -> pd.Dat
     """Canonical predictions → the competition's submission table."""
     targets = bp.domain.target_columns
     kind, task = bp.dna.target_kind, bp.dna.task_type
-    if kind == "label":
+    if task == "seq2seq":  # canonical predictions are the texts themselves, one column
+        values = pd.DataFrame({targets[0]: [str(v) for v in np.asarray(canon)[:, 0]]})
+    elif kind == "label":
         values = pd.DataFrame({targets[0]: _class_values(bp, canon.argmax(axis=1))})
     elif task == "binary":
         values = pd.DataFrame({targets[0]: canon[:, 1]})

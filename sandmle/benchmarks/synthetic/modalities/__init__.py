@@ -1,5 +1,11 @@
 """Per-modality data writers (``build``), generic features (``features``) and the rule-shaped
-features of the structure-aware learner (``structure_features``)."""
+features of the structure-aware learner (``structure_features``).
+
+A task type with its own structure (``seq2seq``, ``image-to-image``) has its own module,
+chosen before the modality's; such a module may also define ``plan`` (its own blueprint),
+``ladder`` (its own learners, when predictions are not a float matrix) and ``describe``
+(its own description.md), each found with :func:`hook`.
+"""
 
 from __future__ import annotations
 
@@ -15,22 +21,40 @@ from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule
 BuildFn = Callable[[Blueprint, np.random.Generator], DevelopedTask]
 FeaturesFn = Callable[[Blueprint, Any], tuple[np.ndarray, np.ndarray]]
 StructureFn = Callable[[Blueprint, HiddenRule, Any], tuple[np.ndarray, np.ndarray]]
+TASK_TYPE_MODULES = {"seq2seq": "seq2seq", "image-to-image": "denoise"}
 
 
-def _module(modality: str) -> ModuleType:
-    from sandmle.benchmarks.synthetic.modalities import image, tabular, text, timeseries
+def _module(modality: str, task_type: str = "") -> ModuleType:
+    from sandmle.benchmarks.synthetic.modalities import (
+        denoise,
+        image,
+        seq2seq,
+        tabular,
+        text,
+        timeseries,
+    )
 
+    by_task = {"seq2seq": seq2seq, "image-to-image": denoise}
+    if task_type in by_task:
+        return by_task[task_type]
     return {"tabular": tabular, "text": text, "image": image, "time-series": timeseries}[modality]
 
 
-def builder(modality: str) -> BuildFn:
-    return _module(modality).build
+def builder(modality: str, task_type: str = "") -> BuildFn:
+    return _module(modality, task_type).build
 
 
-def featurizer(modality: str) -> FeaturesFn:
-    return _module(modality).features
+def featurizer(modality: str, task_type: str = "") -> FeaturesFn:
+    return _module(modality, task_type).features
 
 
-def structurer(modality: str) -> StructureFn:
+def structurer(modality: str, task_type: str = "") -> StructureFn:
     """Features built from the rule's form (the structure-aware learner's input)."""
-    return _module(modality).structure_features
+    return _module(modality, task_type).structure_features
+
+
+def hook(modality: str, task_type: str, name: str) -> Callable[..., Any] | None:
+    """An optional function of the task's module (``plan``, ``ladder``, ``describe``)."""
+    if task_type not in TASK_TYPE_MODULES:
+        return None  # the modality modules define none: no import needed
+    return getattr(_module(modality, task_type), name, None)

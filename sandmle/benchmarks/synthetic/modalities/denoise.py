@@ -1,0 +1,332 @@
+"""Image-to-image tasks: clean small scanned pages from their noisy scans, pixel by pixel.
+
+As in Kaggle's denoising-dirty-documents: ``train/`` holds noisy grayscale PNGs,
+``train_cleaned/`` their clean versions and ``test/`` the noisy test pages; a submission
+has one row per test pixel, ``id`` = ``<image>_<row>_<col>`` (1-based) and ``value`` the
+clean grey level in [0, 1], scored by RMSE. ``train.csv`` and ``test.csv`` list the same
+pixels as tables (``value`` only in train).
+
+A clean page is rows of glyphs from a per-task alphabet of 3x5 bitmaps, dark ink on light
+paper; the clean target also carries a faint paper texture no model can see, so the rule is
+not the answers. The hidden rule is the degradation, composed from the strategist's form:
+``stains`` (smooth dark blotches), ``blur`` (a Gaussian point spread), ``salt-pepper``
+(impulse pixels) and ``gradient`` (uneven illumination), always over sensor noise.
+
+``rule.params["structure"]`` records the degradation kinds (not their strengths): the
+structure-aware learner builds the matching restoration features (median filter, an
+estimate of the page background, local contrast, sharpening) and fits a ridge on them; the
+generic learner fits a ridge on each pixel's 3x3 neighbourhood.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+from PIL import Image
+from scipy import ndimage
+
+from sandmle.benchmarks.synthetic.blueprint import Blueprint, MutatedDomain
+from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids
+from sandmle.benchmarks.synthetic.domains import DomainPool
+
+NOISES = ("stains", "blur", "salt-pepper", "gradient")
+FOLDERS = ("train", "train_cleaned", "test")
+SIZES = (16, 24, 32)
+GLYPH_H, GLYPH_W = 5, 3
+POOLS = (
+    DomainPool("archive-scans", "Archive Scan Cleanup", "scanned archive page", (), (), ""),
+    DomainPool("receipt-restoration", "Faded Receipt Restoration", "receipt scan", (), (), ""),
+    DomainPool("ledger-pages", "Ledger Page Denoising", "ledger page", (), (), ""),
+    DomainPool("microfilm-frames", "Microfilm Frame Cleaning", "microfilm frame", (), (), ""),
+    DomainPool("field-forms", "Field Form Scan Repair", "field form scan", (), (), ""),
+)
+COLUMNS = ("image", "row", "col")
+
+
+# ---------------------------------------------------------------- planning
+
+
+def plan(request, backend: str) -> Blueprint:
+    """Blueprint for a denoising task: image size and counts, the degradation kinds (form)."""
+    from sandmle.benchmarks.synthetic.strategist import _noise, role_rng
+
+    rng = role_rng(request.entropy, 0)
+    pool = POOLS[int(rng.integers(len(POOLS)))]
+    noise = _noise(request.dna, rng)
+    size = int(rng.choice(SIZES))
+    per_image = size * size
+    n_train_images = int(rng.integers(8, 15))
+    n_test_images = int(rng.integers(6, 11))
+    chosen = rng.choice(NOISES, int(rng.integers(2, 4)), replace=False)
+    domain = MutatedDomain(
+        title=pool.title,
+        slug=pool.slug,
+        entity=pool.entity,
+        id_column="id",
+        feature_columns=list(COLUMNS),
+        target_columns=["value"],
+        unit="grey level in [0, 1]",
+    )
+    return Blueprint(
+        task_id=f"{pool.slug}-{request.index:03d}",
+        backend=backend,
+        entropy=list(request.entropy),
+        dna=request.dna,
+        domain=domain,
+        noise=noise,
+        n_train=n_train_images * per_image,
+        n_test=n_test_images * per_image,
+        params={"size": size, "n_train_images": n_train_images, "n_test_images": n_test_images},
+        form=sorted(str(c) for c in chosen),
+    )
+
+
+# ---------------------------------------------------------------- pages and degradations
+
+
+def _alphabet(rng: np.random.Generator, n: int = 12) -> np.ndarray:
+    """``n`` random 3x5 glyph bitmaps, each with enough ink to read."""
+    glyphs = []
+    while len(glyphs) < n:
+        glyph = rng.random((GLYPH_H, GLYPH_W)) < 0.5
+        if 5 <= glyph.sum() <= 11:
+            glyphs.append(glyph)
+    return np.array(glyphs)
+
+
+def _page(size: int, alphabet: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Ink mask of one page: lines of glyphs with spaces, margins of 1-2 pixels."""
+    ink = np.zeros((size, size), dtype=bool)
+    top = int(rng.integers(1, 3))
+    for y in range(top, size - GLYPH_H, GLYPH_H + 2):
+        x = int(rng.integers(1, 3))
+        while x + GLYPH_W < size:
+            if rng.random() < 0.82:
+                ink[y : y + GLYPH_H, x : x + GLYPH_W] |= alphabet[int(rng.integers(len(alphabet)))]
+            x += GLYPH_W + 1
+    return ink
+
+
+def _degrade(
+    clean: np.ndarray, kinds: list[str], strength: dict[str, float], rng: np.random.Generator
+) -> np.ndarray:
+    """The hidden rule: the form's degradations over sensor noise, as a scanner would."""
+    size = clean.shape[0]
+    page = clean.copy()
+    if "blur" in kinds:
+        page = ndimage.gaussian_filter(page, strength["blur"], mode="nearest")
+    if "gradient" in kinds:
+        angle = rng.uniform(0, 2 * np.pi)
+        yy, xx = np.mgrid[0:size, 0:size] / (size - 1)
+        ramp = np.cos(angle) * xx + np.sin(angle) * yy
+        ramp = (ramp - ramp.min()) / (np.ptp(ramp) or 1.0)
+        page = page * (1 - strength["gradient"] * ramp)
+    if "stains" in kinds:
+        yy, xx = np.mgrid[0:size, 0:size]
+        for _ in range(int(rng.integers(1, 4))):
+            cy, cx = rng.uniform(0, size, 2)
+            radius = rng.uniform(size / 8, size / 4)
+            bump = np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * radius**2))
+            page = page * (1 - strength["stains"] * bump)
+    page = page + rng.normal(0, strength["sensor"], page.shape)
+    if "salt-pepper" in kinds:
+        hit = rng.random(page.shape) < strength["salt-pepper"]
+        page = np.where(hit, (rng.random(page.shape) < 0.5).astype(float), page)
+    return np.clip(page, 0, 1)
+
+
+def _strengths(rng: np.random.Generator) -> dict[str, float]:
+    return {
+        "blur": round(float(rng.uniform(0.6, 1.0)), 3),
+        "gradient": round(float(rng.uniform(0.3, 0.5)), 3),
+        "stains": round(float(rng.uniform(0.35, 0.6)), 3),
+        "salt-pepper": round(float(rng.uniform(0.04, 0.09)), 3),
+        "sensor": round(float(rng.uniform(0.03, 0.06)), 3),
+    }
+
+
+def _to_uint8(values: np.ndarray) -> np.ndarray:
+    return np.clip(np.round(values * 255), 0, 255).astype(np.uint8)
+
+
+def _png(pixels: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def pixel_frame(stem: str, size: int) -> pd.DataFrame:
+    """One row per pixel of image ``stem``, row-major, with 1-based rows and columns."""
+    rows, cols = np.mgrid[1 : size + 1, 1 : size + 1]
+    rows, cols = rows.ravel(), cols.ravel()
+    ids = [f"{stem}_{r}_{c}" for r, c in zip(rows, cols, strict=True)]
+    return pd.DataFrame({"id": ids, "image": int(stem), "row": rows, "col": cols})
+
+
+# ---------------------------------------------------------------- building
+
+
+def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
+    size = int(bp.params["size"])
+    n_train, n_test = int(bp.params["n_train_images"]), int(bp.params["n_test_images"])
+    kinds = [k for k in bp.form if k in NOISES] or ["stains", "blur"]
+    strength = _strengths(rng)
+    paper, ink_level = float(rng.uniform(0.9, 0.98)), float(rng.uniform(0.05, 0.25))
+    texture = float(np.clip(0.01 + bp.noise.label_noise / 4, 0.01, 0.03))
+    alphabet = _alphabet(rng)
+    stems = [str(v) for v in make_ids("int", n_train + n_test, rng)]
+    files: dict[str, bytes] = {}
+    frames, values, oracle = [], [], []
+    for i, stem in enumerate(stems):
+        render = np.where(_page(size, alphabet, rng), ink_level, paper)
+        clean = _to_uint8(render + rng.normal(0, texture, render.shape))
+        noisy = _to_uint8(_degrade(render, kinds, strength, rng))
+        split = "train" if i < n_train else "test"
+        files[f"{split}/{stem}.png"] = _png(noisy)
+        if split == "train":
+            files[f"train_cleaned/{stem}.png"] = _png(clean)
+        frames.append(pixel_frame(stem, size))
+        values.append(np.round(clean.ravel() / 255, 6))
+        oracle.append(render.ravel())
+    cut = n_train
+    train = pd.concat(frames[:cut], ignore_index=True).assign(value=np.concatenate(values[:cut]))
+    test = pd.concat(frames[cut:], ignore_index=True)
+    answers = pd.DataFrame({"id": test["id"], "value": np.concatenate(values[cut:])})
+    rule = HiddenRule(
+        kind="denoise-" + "+".join(kinds),
+        summary=f"pages degraded by {', '.join(kinds)} over sensor noise; "
+        f"clean targets carry a paper texture of sd {texture:.3f}",
+        params={
+            "structure": {"kinds": kinds},
+            "strength": strength,
+            "paper": round(paper, 3),
+            "ink": round(ink_level, 3),
+            "texture": round(texture, 4),
+        },
+    )
+    sample = pd.DataFrame({"id": test["id"], "value": 1})  # as Kaggle's: every pixel white
+    return DevelopedTask(
+        rule=rule,
+        train=train,
+        test=test,
+        answers=answers,
+        files=files,
+        oracle=np.concatenate(oracle[cut:]).reshape(-1, 1),
+        sample=sample,
+    )
+
+
+# ---------------------------------------------------------------- features
+
+
+def _images(files, frame: pd.DataFrame, folder: str) -> dict[int, np.ndarray]:
+    out = {}
+    for stem in pd.unique(frame["image"]):
+        raw = files[f"{folder}/{int(stem)}.png"]
+        out[int(stem)] = np.asarray(Image.open(io.BytesIO(raw)), dtype=np.float64) / 255
+    return out
+
+
+def _per_pixel(frame: pd.DataFrame, maps: dict[int, list[np.ndarray]]) -> np.ndarray:
+    """Stack each image's feature maps and read them at the frame's pixels, in row order."""
+    out = np.empty((len(frame), len(next(iter(maps.values())))))
+    image = frame["image"].to_numpy()
+    row, col = frame["row"].to_numpy() - 1, frame["col"].to_numpy() - 1
+    for stem, layers in maps.items():
+        at = image == stem
+        out[at] = np.column_stack([layer[row[at], col[at]] for layer in layers])
+    return out
+
+
+def neighbourhood(page: np.ndarray) -> list[np.ndarray]:
+    """The 3x3 neighbourhood of every pixel (edges repeated), one map per offset."""
+    padded = np.pad(page, 1, mode="edge")
+    h, w = page.shape
+    return [padded[dy : dy + h, dx : dx + w] for dy in range(3) for dx in range(3)]
+
+
+def features(bp: Blueprint, task) -> tuple[np.ndarray, np.ndarray]:
+    """Generic: each pixel's noisy 3x3 neighbourhood (a learned linear filter)."""
+
+    def encode(frame: pd.DataFrame, folder: str) -> np.ndarray:
+        pages = _images(task.files, frame, folder)
+        return _per_pixel(frame, {k: neighbourhood(v) for k, v in pages.items()})
+
+    return encode(task.train, "train"), encode(task.test, "test")
+
+
+def restoration_maps(page: np.ndarray, kinds: list[str]) -> list[np.ndarray]:
+    """Features that undo the named degradations; thresholds give the ridge a near-binary page."""
+    base = ndimage.median_filter(page, 3, mode="nearest") if "salt-pepper" in kinds else page
+    maps = [page, base]
+    if "blur" in kinds:
+        maps.append(base + 1.5 * (base - ndimage.gaussian_filter(base, 1.0, mode="nearest")))
+    if {"gradient", "stains"} & set(kinds):
+        window = max(5, page.shape[0] // 3)
+        paper = ndimage.gaussian_filter(
+            ndimage.grey_dilation(base, size=(window, window), mode="nearest"), 1.5
+        )
+        contrast = base / np.maximum(paper, 0.05)
+    else:
+        contrast = base / max(float(np.quantile(base, 0.9)), 0.05)
+    maps.append(contrast)
+    maps += [(contrast < t).astype(float) for t in (0.45, 0.6, 0.75, 0.9)]
+    return maps
+
+
+def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarray, np.ndarray]:
+    kinds = list(rule.params["structure"]["kinds"])
+
+    def encode(frame: pd.DataFrame, folder: str) -> np.ndarray:
+        pages = _images(data.files, frame, folder)
+        return _per_pixel(frame, {k: restoration_maps(v, kinds) for k, v in pages.items()})
+
+    return encode(data.train, "train"), encode(data.test, "test")
+
+
+def noisy_copy(data) -> np.ndarray:
+    """Each test pixel's noisy value: the do-nothing baseline."""
+    pages = _images(data.files, data.test, "test")
+    return _per_pixel(data.test, {k: [v] for k, v in pages.items()})
+
+
+# ---------------------------------------------------------------- description
+
+
+def describe(bp: Blueprint, task: DevelopedTask, sample: pd.DataFrame) -> str:
+    """description.md: every file and column in the Data section (the sanity gate reads it)."""
+    size = int(bp.params["size"])
+    example = sample.head(3).to_csv(index=False, lineterminator="\n")
+    n_train, n_test = int(bp.params["n_train_images"]), int(bp.params["n_test_images"])
+
+    def cols(frame: pd.DataFrame) -> str:
+        return ", ".join(f"`{c}`" for c in frame.columns)
+
+    return (
+        "\n\n".join(
+            [
+                f"# {bp.domain.title}",
+                f"## Overview\n\nEach image is a {size}x{size} grayscale {bp.domain.entity}, "
+                "degraded by the scanner. Predict the clean grey level (0 black, 1 white) of "
+                f"every pixel of the {n_test} test images. The {n_train} training images come "
+                "with their clean versions.",
+                "## Data\n\n"
+                f"- `train/`: {n_train} noisy training images, `<image>.png`.\n"
+                "- `train_cleaned/`: the clean version of each training image, same names.\n"
+                f"- `test/`: {n_test} noisy test images, `<image>.png`.\n"
+                "- `train.csv`: one row per training pixel with its clean grey level; `row` and "
+                f"`col` are 1-based. Columns: {cols(task.train)}.\n"
+                f"- `test.csv`: one row per test pixel. Columns: {cols(task.test)}.\n"
+                "- `sample_submission.csv`: a valid submission (every pixel white). "
+                f"Columns: {cols(sample)}.",
+                "## Evaluation\n\nSubmissions are scored on the root mean squared error between "
+                "the predicted and the clean grey levels over all test pixels "
+                "(lower is better) (`rmse`).",
+                "## Submission format\n\nOne row per test pixel, `id` = `<image>_<row>_<col>`, with "
+                f"the predicted grey level in `value`. For example:\n\n```\n{example}```",
+            ]
+        )
+        + "\n"
+    )
