@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from multiprocessing.connection import Client, Connection
 from pathlib import Path
@@ -50,6 +53,24 @@ DEFAULT_MEMORY_MB = 8 * 1024
 WARM_ANSWERS_MAX_BYTES = 16 * 1024**2
 """Answers up to this size stay parsed in the server (larger ones are read per grading)."""
 _SINGLE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+_GRADING: ContextVar[Competition | None] = ContextVar("sandmle_grading", default=None)
+
+
+@contextmanager
+def grading(competition: Competition) -> Iterator[None]:
+    """Name the competition being graded, for graders that need its folder (not just its
+    answers): a release's evaluator runs in a copy of the public folder. Bounded grading
+    sets it; a caller of ``grade_csv``/``grade_frame`` may too."""
+    token = _GRADING.set(competition)
+    try:
+        yield
+    finally:
+        _GRADING.reset(token)
+
+
+def graded_competition() -> Competition | None:
+    """The competition set by :func:`grading`, if any."""
+    return _GRADING.get()
 
 
 @dataclass(frozen=True)
@@ -226,7 +247,8 @@ def _child(conn: Connection, request: tuple) -> None:
 
 def _grade(path: str, competition: Competition) -> tuple[str, object]:
     try:
-        return "report", grade_csv(path, competition)
+        with grading(competition):
+            return "report", grade_csv(path, competition)
     except MemoryError:
         return "memory", None
     except SandmleError as exc:
