@@ -33,7 +33,7 @@ from sandmle.benchmarks.synthetic.domains import DomainPool
 
 NOISES = ("stains", "blur", "salt-pepper", "gradient")
 FOLDERS = ("train", "train_cleaned", "test")
-SIZES = (16, 24, 32)
+SIZES = (24, 28, 32)
 GLYPH_H, GLYPH_W = 5, 3
 POOLS = (
     DomainPool("archive-scans", "Archive Scan Cleanup", "scanned archive page", (), (), ""),
@@ -97,15 +97,17 @@ def _alphabet(rng: np.random.Generator, n: int = 12) -> np.ndarray:
 
 
 def _page(size: int, alphabet: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Ink mask of one page: lines of glyphs with spaces, margins of 1-2 pixels."""
+    """Ink mask of one page: lines of glyphs drawn at twice their bitmap size (2-pixel
+    strokes, as on a scan), with spaces and margins of 1-2 pixels."""
     ink = np.zeros((size, size), dtype=bool)
-    top = int(rng.integers(1, 3))
-    for y in range(top, size - GLYPH_H, GLYPH_H + 2):
+    height, width = 2 * GLYPH_H, 2 * GLYPH_W
+    for y in range(int(rng.integers(1, 3)), size - height, height + 2):
         x = int(rng.integers(1, 3))
-        while x + GLYPH_W < size:
+        while x + width < size:
             if rng.random() < 0.82:
-                ink[y : y + GLYPH_H, x : x + GLYPH_W] |= alphabet[int(rng.integers(len(alphabet)))]
-            x += GLYPH_W + 1
+                glyph = alphabet[int(rng.integers(len(alphabet)))]
+                ink[y : y + height, x : x + width] |= np.kron(glyph, np.ones((2, 2), bool))
+            x += width + 2
     return ink
 
 
@@ -139,10 +141,10 @@ def _degrade(
 
 def _strengths(rng: np.random.Generator) -> dict[str, float]:
     return {
-        "blur": round(float(rng.uniform(0.6, 1.0)), 3),
-        "gradient": round(float(rng.uniform(0.3, 0.5)), 3),
-        "stains": round(float(rng.uniform(0.35, 0.6)), 3),
-        "salt-pepper": round(float(rng.uniform(0.04, 0.09)), 3),
+        "blur": round(float(rng.uniform(0.5, 0.8)), 3),
+        "gradient": round(float(rng.uniform(0.25, 0.45)), 3),
+        "stains": round(float(rng.uniform(0.25, 0.45)), 3),
+        "salt-pepper": round(float(rng.uniform(0.02, 0.05)), 3),
         "sensor": round(float(rng.uniform(0.03, 0.06)), 3),
     }
 
@@ -258,22 +260,36 @@ def features(bp: Blueprint, task) -> tuple[np.ndarray, np.ndarray]:
 
 
 def restoration_maps(page: np.ndarray, kinds: list[str]) -> list[np.ndarray]:
-    """Features that undo the named degradations; thresholds give the ridge a near-binary page."""
-    base = ndimage.median_filter(page, 3, mode="nearest") if "salt-pepper" in kinds else page
-    maps = [page, base]
-    if "blur" in kinds:
-        maps.append(base + 1.5 * (base - ndimage.gaussian_filter(base, 1.0, mode="nearest")))
+    """Features that undo the named degradations: impulses median-filtered, the page divided
+    by its estimated paper level (uneven light, stains), sharpened (blur); thresholds give
+    the ridge a near-binary page."""
+    base = _unimpulse(page) if "salt-pepper" in kinds else page
     if {"gradient", "stains"} & set(kinds):
-        window = max(5, page.shape[0] // 3)
-        paper = ndimage.gaussian_filter(
-            ndimage.grey_dilation(base, size=(window, window), mode="nearest"), 1.5
-        )
-        contrast = base / np.maximum(paper, 0.05)
+        window = max(7, page.shape[0] // 3)
+        paper = ndimage.grey_dilation(base, size=(window, window), mode="nearest")
+        contrast = base / np.maximum(ndimage.gaussian_filter(paper, 2.0), 0.05)
     else:
         contrast = base / max(float(np.quantile(base, 0.9)), 0.05)
-    maps.append(contrast)
-    maps += [(contrast < t).astype(float) for t in (0.45, 0.6, 0.75, 0.9)]
-    return maps
+    maps = neighbourhood(contrast)
+    if "blur" in kinds:
+        sharp = contrast + 1.5 * (contrast - ndimage.gaussian_filter(contrast, 1.0, mode="nearest"))
+        maps += [sharp, *((sharp < t).astype(float) for t in (0.4, 0.55, 0.7, 0.85))]
+    return maps + [(contrast < t).astype(float) for t in (0.45, 0.6, 0.75, 0.9)]
+
+
+def _unimpulse(page: np.ndarray) -> np.ndarray:
+    """Impulses are pure black or white: each becomes the median of its other neighbours."""
+    impulse = (page <= 0.0) | (page >= 1.0)
+    masked = np.where(impulse, np.nan, page)
+    with np.errstate(all="ignore"):
+        fill = ndimage.generic_filter(masked, _nanmedian, size=3, mode="nearest")
+    fill = np.where(np.isnan(fill), np.nanmedian(masked), fill)
+    return np.where(impulse, fill, page)
+
+
+def _nanmedian(values: np.ndarray) -> float:
+    kept = values[~np.isnan(values)]
+    return float(np.median(kept)) if kept.size else float("nan")
 
 
 def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarray, np.ndarray]:
