@@ -14,11 +14,18 @@ from pydantic import BaseModel, ConfigDict, Field
 GENERATOR_VERSION = "0.2.0"
 """Bumped whenever the same seed would give different bytes."""
 
-Modality = Literal["tabular", "text", "image", "time-series"]
+Modality = Literal["tabular", "text", "image", "time-series", "audio"]
 TaskType = Literal[
-    "binary", "multiclass", "multilabel", "regression", "forecasting", "seq2seq", "image-to-image"
+    "binary",
+    "multiclass",
+    "multilabel",
+    "regression",
+    "forecasting",
+    "seq2seq",
+    "image-to-image",
+    "ranking",
 ]
-TargetKind = Literal["prob", "label", "value"]
+TargetKind = Literal["prob", "label", "value", "ranked"]
 IdScheme = Literal["int", "hex", "prefixed"]
 MODALITIES: tuple[str, ...] = ("tabular", "text", "image", "time-series")
 
@@ -39,9 +46,10 @@ class StructuralDNA(BaseModel):
     metric: str
     """A metric registered in ``sandmle.harness.metrics``."""
     target_kind: TargetKind
-    """Submission cells: probabilities, labels or values."""
+    """Submission cells: probabilities, labels, values or ranked id lists (MAP@k)."""
     n_outputs: int = Field(ge=1)
-    """Classes (binary = 2), labels (multi-label) or target columns (regression)."""
+    """Classes (binary = 2), labels (multi-label), target columns (regression) or catalogue
+    items (ranking)."""
     original_outputs: int = Field(ge=1)
     """The same count in the real competition (micro tasks cap it)."""
     ordinal: bool = False

@@ -81,7 +81,7 @@ def constant(bp: Blueprint, y: np.ndarray, n_test: int) -> np.ndarray:
         if bp.dna.target_kind == "label":
             prior = np.eye(k)[int(prior.argmax())]
         return np.tile(_floor(prior[None, :])[0], (n_test, 1))
-    if bp.dna.task_type == "multilabel":
+    if bp.dna.task_type in ("multilabel", "ranking"):  # label rates; item popularity
         return np.tile(y.mean(axis=0), (n_test, 1))
     if metric == "mae":
         value = np.median(y, axis=0)
@@ -114,7 +114,7 @@ def _fit_predict(
     if tg.is_classification(bp):
         models = _classifiers(trees, sparse) if tuned else [_logistic(1.0)]
         return _floor(_full_proba(_best(models, x, y, "class", k), x, y, x_test, k))
-    if bp.dna.task_type == "multilabel":
+    if bp.dna.task_type in ("multilabel", "ranking"):  # ranking: one model per item
         columns = []
         for j in range(y.shape[1]):
             yj = y[:, j].astype(np.int64)

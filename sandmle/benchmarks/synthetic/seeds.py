@@ -48,6 +48,7 @@ _TABLE: list[tuple[str, str, str, str, str, str, int, int, str, float, str]] = [
     ("store-sales-time-series-forecasting", "time-series", "time-series", "forecasting", "rmsle", "value", 1, 1, "prefixed", 0.5, "positive"),
     ("web-traffic-time-series-forecasting", "time-series", "time-series", "forecasting", "mae", "value", 1, 1, "prefixed", 0.5, "positive"),
     ("bike-sharing-demand", "time-series", "time-series", "forecasting", "rmse", "value", 1, 1, "int", 0.5, "positive"),
+    ("h-and-m-personalized-fashion-recommendations", "tabular", "tabular", "ranking", "map_at_12", "ranked", 30, 105542, "hex", 0.5, "num=5,cat=2"),
 ]
 # fmt: on
 

@@ -56,6 +56,10 @@ def train_label_frame(bp: Blueprint, y: np.ndarray) -> pd.DataFrame:
     columns = train_label_columns(bp)
     if bp.dna.task_type == "multiclass":
         return pd.DataFrame({columns[0]: _class_values(bp, y)})
+    if bp.dna.task_type == "ranking":  # 0/1 per catalogue item -> space-separated item ids
+        from sandmle.benchmarks.synthetic.modalities.ranking import cells
+
+        return pd.DataFrame({columns[0]: cells(bp, y)})
     return pd.DataFrame(np.asarray(y).reshape(len(y), -1), columns=columns)
 
 
@@ -76,6 +80,10 @@ def submission_frame(bp: Blueprint, ids: pd.Series, canon: np.ndarray) -> pd.Dat
     kind, task = bp.dna.target_kind, bp.dna.task_type
     if task == "seq2seq":  # canonical predictions are the texts themselves, one column
         values = pd.DataFrame({targets[0]: [str(v) for v in np.asarray(canon)[:, 0]]})
+    elif task == "ranking":  # canonical predictions are scores per catalogue item
+        from sandmle.benchmarks.synthetic.modalities.ranking import top_k_cells
+
+        values = pd.DataFrame({targets[0]: top_k_cells(bp, canon)})
     elif kind == "label":
         values = pd.DataFrame({targets[0]: _class_values(bp, canon.argmax(axis=1))})
     elif task == "binary":
@@ -112,4 +120,8 @@ def encode_train_targets(bp: Blueprint, frame: pd.DataFrame) -> np.ndarray:
         return values.map(index).to_numpy(dtype=np.int64)
     if bp.dna.task_type == "binary":
         return frame[columns[0]].to_numpy(dtype=np.int64)
+    if bp.dna.task_type == "ranking":
+        from sandmle.benchmarks.synthetic.modalities.ranking import encode
+
+        return encode(bp, frame[columns[0]])
     return frame[columns].to_numpy(dtype=np.float64)

@@ -1,7 +1,7 @@
 """Per-modality data writers (``build``), generic features (``features``) and the rule-shaped
 features of the structure-aware learner (``structure_features``).
 
-A task type with its own structure (``seq2seq``, ``image-to-image``) has its own module,
+A task type with its own structure (``seq2seq``, ``image-to-image``, ``ranking``) has its own module,
 chosen before the modality's; such a module may also define ``plan`` (its own blueprint),
 ``ladder`` (its own learners, when predictions are not a float matrix) and ``describe``
 (its own description.md), each found with :func:`hook`.
@@ -21,20 +21,21 @@ from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule
 BuildFn = Callable[[Blueprint, np.random.Generator], DevelopedTask]
 FeaturesFn = Callable[[Blueprint, Any], tuple[np.ndarray, np.ndarray]]
 StructureFn = Callable[[Blueprint, HiddenRule, Any], tuple[np.ndarray, np.ndarray]]
-TASK_TYPE_MODULES = {"seq2seq": "seq2seq", "image-to-image": "denoise"}
+TASK_TYPE_MODULES = {"seq2seq": "seq2seq", "image-to-image": "denoise", "ranking": "ranking"}
 
 
 def _module(modality: str, task_type: str = "") -> ModuleType:
     from sandmle.benchmarks.synthetic.modalities import (
         denoise,
         image,
+        ranking,
         seq2seq,
         tabular,
         text,
         timeseries,
     )
 
-    by_task = {"seq2seq": seq2seq, "image-to-image": denoise}
+    by_task = {"seq2seq": seq2seq, "image-to-image": denoise, "ranking": ranking}
     if task_type in by_task:
         return by_task[task_type]
     return {"tabular": tabular, "text": text, "image": image, "time-series": timeseries}[modality]
