@@ -137,6 +137,34 @@ def continuation_text(
     return after[cut + len(end) if ended_with_eos else cut :]
 
 
+def turn_opening(tokenizer: Any) -> str:
+    """What the template writes at the start of an assistant turn whatever its content (Qwen3's
+    training template: an empty ``<think>\n\n</think>\n\n`` when the turn has no reasoning);
+    empty for a template that renders turns as written."""
+    user = [{"role": "user", "content": "x"}]
+    head = render(tokenizer, user, None, add_generation_prompt=True)
+    empty = [*user, {"role": "assistant", "content": ""}]
+    turn = render(tokenizer, empty, None, add_generation_prompt=False)[len(head) :]
+    end = tokenizer.eos_token or ""
+    if not end or end not in turn:
+        return ""
+    return turn[: turn.index(end)]
+
+
+def inserted_opening(head: str, conversation: str, sampled: str, opening: str) -> str:
+    """The text the template renders before a sampled turn, which the policy never wrote.
+
+    ``head`` is the context the turn was sampled in, ``conversation`` the template's text with
+    the turn appended, ``sampled`` the turn's decoded tokens. Returns ``opening`` when the
+    template gives the turn an opening it lacks, else "" (the turn renders as sampled, or it
+    cannot be made equal by an insertion: the caller's check counts that).
+    """
+    turn = conversation[len(head) :] if conversation.startswith(head) else ""
+    if opening and not turn.startswith(sampled) and turn.startswith(opening + sampled):
+        return opening
+    return ""
+
+
 _PROBE_CALL = {"type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}
 PROBE_CONVERSATION: list[dict[str, Any]] = [
     {"role": "system", "content": "You solve ML tasks."},

@@ -250,6 +250,8 @@ def _log_metrics(
     metrics["rollout/truncated"].append(sum(r.episode.truncated for r in results))
     rerendered = sum(r.episode.rerendered_at is not None for r in results)
     metrics["rollout/rerendered_episodes"].append(rerendered)
+    inserted = sum(r.episode.inserted_openings for r in results)  # the template's, masked
+    metrics["rollout/inserted_openings"].append(inserted)
 
 
 def environment_share(result: EpisodeResult) -> float:

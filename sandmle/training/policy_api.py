@@ -6,11 +6,25 @@ episode: the first prompt, then for each turn the tokens the environment appende
 template's text for tool results and the next generation prompt; mask 0) and the tokens the
 policy sampled (mask 1, with their logprobs). The policy's tokens are never re-tokenized, so
 the sequence TRL trains on is exactly the one that was sampled.
+
+The record must also read as the chat template renders the conversation, since evaluation
+re-renders every earlier turn that way. When the template writes an opening the policy did not
+(Qwen3's training template gives a turn without reasoning an empty ``<think>\n\n</think>\n\n``),
+the record takes that opening before the turn as environment tokens (mask 0, no logprob). Why
+this and not the alternatives: forcing the opening into every generation prompt would take the
+choice to skip reasoning away from the policy, which evaluation leaves to it; masking the whole
+turn would throw its sampled tokens away. This way the trained tokens are the sampled ones with
+their sampled logprobs, and every later turn is sampled and trained in exactly the context
+evaluation shows; the cost, counted as ``inserted_openings``, is that the turn's own tokens are
+scored after an opening they were not sampled after. A turn that no insertion makes equal (a
+tool call written in another JSON layout, say) keeps its sampled tokens and is counted
+(``rerendered_at``, a warning, the ``rollout/rerendered_episodes`` metric).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -31,10 +45,14 @@ from inspect_ai.util import store
 from sandmle.training.chat import (
     chat_dicts,
     continuation_text,
+    inserted_opening,
     parse_tool_calls,
     render,
     tool_schema,
+    turn_opening,
 )
+
+logger = logging.getLogger(__name__)
 
 EPISODE_KEY = "sandmle:episode"
 """Store key naming the episode a generate call belongs to (set by ``rollouts.episode_setup``)."""
@@ -67,10 +85,12 @@ class Episode:
     truncated: bool = False
     generation_seconds: float = 0.0
     """Wall seconds this episode waited for the sampler (the rest of its time is the environment's)."""
+    inserted_openings: int = 0
+    """Policy turns the template's opening was inserted before (environment tokens)."""
     rerendered_at: int | None = None
-    """The first policy turn (0-based) the template renders differently from how it was sampled
-    (e.g. a turn without a reasoning block, which the template gives an empty one); from there
-    on, the context evaluation would show differs from the trained one by that rendering."""
+    """The first policy turn (0-based) the template renders differently from the token record
+    even after inserting its opening (e.g. a tool call in another JSON layout); from there on,
+    the context evaluation would show differs from the trained one by that rendering."""
 
     @property
     def length(self) -> int:
@@ -110,6 +130,8 @@ class PolicyAPI(ModelAPI):
         if session is None:
             raise ValueError("sandmle-policy needs a PolicySession (built by sandmle.training)")
         self.session = session
+        self._opening_for: str | None = None
+        self._opening_text = ""
 
     async def count_text_tokens(self, text: str) -> int:  # offline: no tiktoken download
         return len(self.session.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -139,18 +161,28 @@ class PolicyAPI(ModelAPI):
             ids, logprobs = await self.session.generator.sample(context, limit)
         finally:
             episode.generation_seconds += time.perf_counter() - start
-        episode.add(ids, logprobs, policy=True)
-        eos = self.session.tokenizer.eos_token_id
-        episode.ended_with_eos = bool(ids) and ids[-1] == eos
         raw = self._decode(ids)
-        episode.assistant_turns.append(raw)
         text, calls = parse_tool_calls(raw)
         reply = ChatMessageAssistant(content=text, tool_calls=calls or None, model=self.model_name)
-        episode.seen = [*messages, *chat_dicts([reply])]
+        seen = [*messages, *chat_dicts([reply])]
+        opening = await asyncio.to_thread(self._opening, messages, seen, ids, schemas)
+        if opening:
+            episode.add(opening, [], policy=False)
+            episode.inserted_openings += 1
+        episode.add(ids, logprobs, policy=True)
+        episode.ended_with_eos = bool(ids) and ids[-1] == self.session.tokenizer.eos_token_id
+        episode.assistant_turns.append(raw)
+        episode.seen = seen
         if episode.rerendered_at is None and not await asyncio.to_thread(
             self._renders_as_sampled, episode, schemas
         ):
             episode.rerendered_at = len(episode.assistant_turns) - 1
+            logger.warning(
+                "episode %s: policy turn %d renders differently from its sampled tokens; "
+                "later turns are trained in a context evaluation would not show",
+                key,
+                episode.rerendered_at,
+            )
         stop = "stop" if episode.ended_with_eos else "max_tokens"
         return self._output(
             text, calls, "tool_calls" if calls else stop, len(ids), reply, len(context)
@@ -162,12 +194,27 @@ class PolicyAPI(ModelAPI):
         drop = {tokenizer.eos_token_id, tokenizer.pad_token_id}
         return tokenizer.decode([i for i in ids if i not in drop], skip_special_tokens=False)
 
+    def _opening(
+        self, messages: list[dict], seen: list[dict], ids: list[int], schemas: list[dict]
+    ) -> list[int]:
+        """Token ids of the opening the template renders before the sampled turn ([] if none)."""
+        tokenizer = self.session.tokenizer
+        if self._opening_for != tokenizer.chat_template:  # the template, rendered once
+            self._opening_for = tokenizer.chat_template
+            self._opening_text = turn_opening(tokenizer)
+        if not self._opening_text:
+            return []
+        head = render(tokenizer, messages, schemas, add_generation_prompt=True)
+        conversation = render(tokenizer, seen, schemas, add_generation_prompt=False)
+        text = inserted_opening(head, conversation, tokenizer.decode(ids), self._opening_text)
+        return tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
+
     def _renders_as_sampled(self, episode: Episode, schemas: list[dict]) -> bool:
-        """Whether the template renders the conversation so far as the token record reads."""
+        """Whether the re-tokenised conversation so far begins with the token record."""
         tokenizer = self.session.tokenizer
         text = render(tokenizer, episode.seen, schemas, add_generation_prompt=False)
-        record = tokenizer.decode(episode.prompt_ids + episode.completion_ids)
-        return text.startswith(record)
+        record = episode.prompt_ids + episode.completion_ids
+        return tokenizer(text, add_special_tokens=False)["input_ids"][: len(record)] == record
 
     def _append_environment(
         self, episode: Episode, messages: list[dict], schemas: list[dict]

@@ -1,9 +1,11 @@
 """Qwen3's real chat template (a fixture): the token record of an episode equals the
-re-tokenised conversation, once the template is swapped for TRL's prefix-preserving one."""
+re-tokenised conversation, once the template is swapped for TRL's prefix-preserving one, and the
+tokens it trains are exactly the ones the policy sampled."""
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,10 @@ from sandmle.errors import SandmleError
 from sandmle.training.chat import (
     chat_dicts,
     history_rewrites,
+    inserted_opening,
     render,
     tool_schema,
+    turn_opening,
     use_training_template,
 )
 from sandmle.training.policy_api import PolicySession
@@ -58,7 +62,14 @@ SCENARIOS = {
     ],
     # a turn with an empty reasoning block (Qwen3's answer when it skips thinking)
     "empty-reasoning": [qwen3_turn("bash", {"command": COPY}, thought=""), SUBMIT],
+    # a turn without any reasoning block: the template gives it an empty one
+    "no-reasoning": [
+        qwen3_turn("bash", {"command": "ls"}),
+        qwen3_turn("bash", {"command": COPY}, thought=None),
+        SUBMIT,
+    ],
 }
+OPENING = "<think>\n\n</think>\n\n"
 
 
 @pytest.fixture
@@ -111,15 +122,71 @@ def test_token_record_is_the_retokenised_conversation(
     assert result.episode.rerendered_at is None
 
 
-def test_a_turn_without_reasoning_is_counted_as_rerendered(
-    qwen3_tokenizer, pack_dir: Path, tmp_path: Path
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_trained_tokens_are_the_sampled_ones_and_inserted_ones_are_masked(
+    scenario: str, qwen3_tokenizer, pack_dir: Path, tmp_path: Path
 ) -> None:
     use_training_template(qwen3_tokenizer)
-    turns = [
-        qwen3_turn("bash", {"command": "ls"}),
-        qwen3_turn("bash", {"command": COPY}, None),
-        SUBMIT,
-    ]
+    turns = SCENARIOS[scenario]
     result, _ = episode(qwen3_tokenizer, turns, pack_dir, tmp_path / "logs")
-    # the template gives turn 1 an empty <think> block the policy never sampled: recorded
-    assert result.episode.rerendered_at == 1
+    ep = result.episode
+    sampled = ScriptedGenerator(qwen3_tokenizer, turns)
+    trained = [t for t, m in zip(ep.completion_ids, ep.env_mask, strict=True) if m]
+    assert trained == [i for turn in turns for i in sampled.ids(turn)]
+    assert all(lp == (-1.0 if m else 0.0) for lp, m in zip(ep.logprobs, ep.env_mask, strict=True))
+    inserted = [i for i, turn in enumerate(turns) if "<think>" not in turn]
+    assert ep.inserted_openings == len(inserted)
+    headers = _environment_before_turns(ep)
+    assert len(headers) == len(turns)
+    for i, environment in enumerate(headers):
+        header = qwen3_tokenizer.decode(environment)  # the inserted block sits, masked, in it
+        assert header.endswith(f"<|im_start|>assistant\n{OPENING if i in inserted else ''}")
+
+
+def _environment_before_turns(ep) -> list[list[int]]:
+    """For each policy turn, the environment tokens right before it (the prompt included)."""
+    before, env, policy = [], list(ep.prompt_ids), False
+    for token, mask in zip(ep.completion_ids, ep.env_mask, strict=True):
+        if mask and not policy:
+            before.append(env)
+            env = []
+        if not mask:
+            env.append(token)
+        policy = bool(mask)
+    return before
+
+
+def test_qwen3_training_template_opens_every_turn_with_a_reasoning_block(
+    qwen3_tokenizer, tiny_model: Path
+) -> None:
+    from transformers import AutoTokenizer
+
+    use_training_template(qwen3_tokenizer)
+    assert turn_opening(qwen3_tokenizer) == OPENING
+    assert turn_opening(AutoTokenizer.from_pretrained(tiny_model)) == ""  # renders as written
+
+
+def test_only_the_templates_own_opening_is_inserted() -> None:
+    head, call = "<|im_start|>assistant\n", "<tool_call>x</tool_call><|im_end|>"
+    assert inserted_opening(head, f"{head}{OPENING}{call}\n", call, OPENING) == OPENING
+    assert inserted_opening(head, f"{head}{call}\n", call, OPENING) == ""  # as sampled
+    as_json = call.replace("x", "{}")  # rewritten otherwise: no insertion makes it equal
+    assert inserted_opening(head, f"{head}{OPENING}{as_json}\n", call, OPENING) == ""
+    assert inserted_opening("<|im_start|>user\n", f"{head}{OPENING}{call}", call, OPENING) == ""
+
+
+def test_a_turn_no_insertion_makes_equal_is_counted_loudly(
+    qwen3_tokenizer, pack_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    use_training_template(qwen3_tokenizer)
+    compact = f'<think>\nlook\n</think>\n\n<tool_call>\n{{"name":"bash","arguments":{{"command":"{COPY}"}}}}\n</tool_call>'
+    turns = [qwen3_turn("bash", {"command": "ls"}), compact, SUBMIT]
+    with caplog.at_level(logging.WARNING, logger="sandmle.training.policy_api"):
+        result, sample = episode(qwen3_tokenizer, turns, pack_dir, tmp_path / "logs")
+    # the template writes the call's JSON with spaces: the record keeps the sampled tokens
+    assert result.episode.rerendered_at == 1 and result.episode.inserted_openings == 0
+    assert "policy turn 1 renders differently" in caplog.text
+    tools = [tool_schema(t) for t in next(e.tools for e in sample.events if e.event == "model")]
+    text = render(qwen3_tokenizer, chat_dicts(sample.messages), tools, False)
+    record = result.episode.prompt_ids + result.episode.completion_ids
+    assert not text.startswith(qwen3_tokenizer.decode(record))
