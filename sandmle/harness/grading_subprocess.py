@@ -258,4 +258,7 @@ def _grade(path: str, competition: Competition) -> tuple[str, object]:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1])
+    # Serve from the importable module, not __main__, so graders share its grading() context.
+    from sandmle.harness.grading_subprocess import _serve as serve
+
+    serve(sys.argv[1])

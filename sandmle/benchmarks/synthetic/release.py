@@ -41,6 +41,7 @@ from sandmle.harness.competition import (
     write_config,
 )
 from sandmle.harness.grading import grade_frame, round_score
+from sandmle.harness.grading_subprocess import grading
 from sandmle.harness.metrics import get_metric
 from sandmle.harness.submission import read_csv_reference
 
@@ -251,7 +252,8 @@ def _mismatch(
     competition: Competition, probes: dict[str, pd.DataFrame], expected: dict[str, EvaluatorOutput]
 ) -> str | None:
     for probe, frame in probes.items():
-        ours = grade_frame(frame, competition).score
+        with grading(competition):  # a wrapped evaluator runs in a copy of the public folder
+            ours = grade_frame(frame, competition).score
         theirs = expected[probe].score
         theirs = None if theirs is None else round_score(theirs)
         if (ours is None) != (theirs is None) or (ours is not None and abs(ours - theirs) > 1e-9):

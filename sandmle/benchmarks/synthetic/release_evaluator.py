@@ -8,13 +8,16 @@ release's own scoring tool (SandMLE ``SynScoreTool``) reads them: ``score``,
 
 A task whose metric we cannot match is graded by ``sandmle-release-evaluator``, which runs
 the evaluator (trusted release code, kept in ``grader.options.source``) on the host in a
-subprocess with a timeout.
+subprocess with a timeout. As in the release, its working directory holds the task's public
+files (so an evaluator may read ``test.csv``) beside ``answer.csv``: a fresh temp copy per
+run, never the competition's own folder, which agents' sandboxes mount.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,8 +28,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sandmle.errors import CompetitionError, InvalidSubmission, SandmleError
-from sandmle.harness.competition import CompetitionConfig, Thresholds
+from sandmle.harness.competition import Competition, CompetitionConfig, Thresholds
 from sandmle.harness.graders import grader
+from sandmle.harness.grading_subprocess import graded_competition
 from sandmle.harness.metrics import metric
 
 EVALUATOR_FILE = "evaluator.py"
@@ -127,20 +131,45 @@ class ReleaseOptions(BaseModel):
 def release_evaluator_grader(
     submission: pd.DataFrame, answers: pd.DataFrame, config: CompetitionConfig
 ) -> float:
-    """Write the evaluator, answer.csv and the submission to a temp dir, and run it there."""
+    """Run the evaluator in a temp copy of the public folder holding answer.csv too.
+
+    The public folder is known when the grading core names the competition
+    (``grading_subprocess.grading``: bounded grading and the import check do); otherwise the
+    evaluator runs beside answer.csv alone, as an evaluator that reads no public file needs.
+    """
     try:
         options = ReleaseOptions.model_validate(config.grader.options)
     except ValidationError as exc:
         raise CompetitionError(f"grader.options: {exc.errors()[0]['msg']}") from None
+    competition = graded_competition()
+    if competition is not None and competition.config.id != config.id:
+        competition = None  # named for another grading: not this task's folder
     with tempfile.TemporaryDirectory(prefix="sandmle-release-") as tmp:
-        work = Path(tmp)
-        (work / EVALUATOR_FILE).write_text(options.source, encoding="utf-8")
-        answers.to_csv(work / ANSWER_FILE, index=False)
-        submission.to_csv(work / SUBMISSION_FILE, index=False)
-        output = run_evaluator(work, work / SUBMISSION_FILE, options.timeout_s)
+        work = evaluator_workdir(Path(tmp), competition, options.source, answers)
+        path = Path(tmp) / "submission" / SUBMISSION_FILE
+        path.parent.mkdir()
+        submission.to_csv(path, index=False)
+        output = run_evaluator(work, path, options.timeout_s)
     if output.invalid_reason is not None:
         raise InvalidSubmission(f"evaluator.py: {output.invalid_reason}")
     return float(output.score)  # type: ignore[arg-type]  # set when invalid_reason is None
+
+
+def evaluator_workdir(
+    tmp: Path, competition: Competition | None, source: str, answers: pd.DataFrame
+) -> Path:
+    """``tmp/public``: a copy of the public files, the evaluator and the answers, as released."""
+    work = tmp / "public"
+    if competition is not None and competition.public_dir.is_dir():
+        shutil.copytree(competition.public_dir, work)
+    else:
+        work.mkdir()
+    (work / EVALUATOR_FILE).write_text(source, encoding="utf-8")
+    if competition is not None and competition.answers_path.is_file():
+        shutil.copyfile(competition.answers_path, work / ANSWER_FILE)  # the release's bytes
+    else:
+        answers.to_csv(work / ANSWER_FILE, index=False)
+    return work
 
 
 @metric(METRIC, lower_is_better=False)

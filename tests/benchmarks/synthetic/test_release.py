@@ -16,6 +16,7 @@ from sandmle.benchmarks.synthetic.release import import_release
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import load_competition
 from sandmle.harness.grading import grade_csv
+from sandmle.harness.grading_subprocess import grade_csv_bounded, grading
 
 EVALUATOR = """\
 import argparse
@@ -172,3 +173,30 @@ def test_ok_competitions_sanity_is_honoured(tmp_path: Path):
         "bird-calls",
         "import_report.json",
     ]
+
+
+# Reads test.csv from its working directory and writes a scratch file there, as release
+# evaluators may; the metric is a house one, so the task is graded by wrapping evaluator.py.
+READS_TEST = (
+    CUSTOM
+    + """
+test_ids = set(pd.read_csv("test.csv")["id"])
+open("scratch.txt", "w").write("written by the evaluator")
+"""
+)
+
+
+def test_evaluator_runs_in_a_copy_of_the_public_folder(tmp_path: Path):
+    task = make_release(tmp_path / "release", READS_TEST)
+    assert import_release(tmp_path / "release", tmp_path / "out") == ["animal-sounds"]
+    competition = load_competition(tmp_path / "out/animal-sounds")
+    assert competition.config.metric == "sandmle_release_evaluator"
+    public = competition.public_dir
+    before = {p.name: p.read_bytes() for p in public.iterdir()}
+    for path in submissions(tmp_path):
+        expected = round(run_original(task, path)["score"], 5)
+        assert grade_csv_bounded(path, competition).score == expected
+        with grading(competition):
+            assert grade_csv(path, competition).score == expected
+    assert {p.name: p.read_bytes() for p in public.iterdir()} == before  # nothing added there
+    assert not (competition.private_dir / "scratch.txt").exists()
