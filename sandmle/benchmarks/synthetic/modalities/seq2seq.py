@@ -116,7 +116,7 @@ def plan(request, backend: str) -> Blueprint:
     rng = role_rng(request.entropy, 0)
     pool = POOLS[int(rng.integers(len(POOLS)))]
     noise = _noise(request.dna, rng)
-    n_train, n_test = int(rng.integers(900, 1401)), int(rng.integers(900, 1301))
+    n_train, n_test = int(rng.integers(900, 1401)), int(rng.integers(900, 1201))
     chosen = rng.choice(CLASSES, int(rng.integers(4, 7)), replace=False)
     form = sorted(str(c) for c in chosen)
     domain = MutatedDomain(
