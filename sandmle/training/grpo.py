@@ -186,6 +186,22 @@ def task_ids(settings: RolloutSettings) -> list[str]:
     return [c.id for c in pack.competitions]
 
 
+def enough_tasks(config: SandmleGRPOConfig) -> list[str]:
+    """The task ids, refused when a generation batch needs more distinct tasks than there are:
+    TRL's sampler drops an incomplete batch, so training would stop at step 0 and save the
+    untouched model as if it were trained."""
+    tasks = task_ids(config.rollout)
+    needed = config.generation_batch_size // config.num_generations
+    if len(tasks) < needed:
+        raise SandmleError(
+            f"{len(tasks)} task(s) to train on, but each generation batch of "
+            f"{config.generation_batch_size} episodes ({config.num_generations} per task, all "
+            f"processes together) needs {needed} distinct tasks: add tasks or lower "
+            "per_device_train_batch_size / steps_per_generation"
+        )
+    return tasks
+
+
 def rollout_function(settings: RolloutSettings, log_root: Path):
     """TRL's ``rollout_func``: one Inspect episode per prompt (a task id)."""
 
@@ -281,7 +297,7 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
         model=model,
         reward_funcs=reward_functions(config.reward)[0],
         args=config,
-        train_dataset=Dataset.from_dict({"prompt": task_ids(config.rollout)}),
+        train_dataset=Dataset.from_dict({"prompt": enough_tasks(config)}),
         processing_class=tokenizer,
         rollout_func=rollout_function(config.rollout, log_root),
         callbacks=[metadata, *(callbacks or [])],

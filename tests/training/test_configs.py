@@ -108,3 +108,22 @@ def test_readme_training_commands_name_run_files_that_validate(world, tmp_path: 
             load_sft_run(path)
         else:
             load_grpo_config(path, output_dir=str(tmp_path))
+
+
+def test_too_few_tasks_for_a_generation_batch_is_refused(world, tmp_path: Path) -> None:
+    """One task and two processes of one group each: TRL's sampler would yield no batch and the
+    run would save the untouched model as step 0; it is refused up front instead."""
+    from sandmle.errors import SandmleError
+    from sandmle.training.grpo import enough_tasks
+
+    pack = ROOT / "tests" / "fixtures" / "competitions"
+    run = {"rollout": {"pack": str(pack)}, "training": {"output_dir": str(tmp_path)}}
+    world(1)
+    config = load_grpo_config(TRAIN / "tiny-cpu-learn.yaml", **run["training"])
+    config.rollout = config.rollout.model_copy(update=run["rollout"])
+    assert enough_tasks(config) == ["plant-watering"]
+    world(2)
+    config = load_grpo_config(TRAIN / "tiny-cpu-learn.yaml", **run["training"])
+    config.rollout = config.rollout.model_copy(update=run["rollout"])
+    with pytest.raises(SandmleError, match="1 task\\(s\\) to train on.* needs 2 distinct tasks"):
+        enough_tasks(config)
