@@ -71,6 +71,15 @@ def generate(
             "Default: a fresh random secret, saved to <out>/generation/secret.txt.",
         ),
     ] = None,
+    seed_description: Annotated[
+        Path | None,
+        typer.Option(
+            "--seed-description",
+            help="A seed competition's own description.md, or a folder holding it with "
+            "sample_submission.csv and the data CSVs: with --backend llm, the model reads the "
+            "seed's structure from it (instead of the seed table).",
+        ),
+    ] = None,
 ) -> None:
     """Generate a pack of N tasks that all pass the sanity gate."""
     from sandmle.benchmarks.synthetic.backend import backend_names
@@ -93,7 +102,13 @@ def generate(
         model=model,
         secret=read_secret(secret_file) if secret_file else None,
     )
-    outcomes = generate_pack(spec, out, workers=workers)
+    if seed_description is not None:
+        from sandmle.benchmarks.synthetic.llm.seed_dna import generate_from_seed
+
+        dna, outcomes = generate_from_seed(spec, seed_description, out)
+        console.print(f"seed structure: {dna.task_type} {dna.modality} task, metric {dna.metric}")
+    else:
+        outcomes = generate_pack(spec, out, workers=workers)
     accepted = [o for o in outcomes if o.task_id]
     rejected = sum(len(o.rejections) for o in outcomes)
     console.print(

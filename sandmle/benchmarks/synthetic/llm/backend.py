@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sandmle.benchmarks.synthetic.backend import ProceduralBackend, generator_backend
-from sandmle.benchmarks.synthetic.blueprint import Blueprint
+from sandmle.benchmarks.synthetic.blueprint import Blueprint, StructuralDNA
 from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule
 from sandmle.benchmarks.synthetic.llm import prompts
 from sandmle.benchmarks.synthetic.llm.contract import (
@@ -31,6 +31,7 @@ from sandmle.benchmarks.synthetic.llm.contract import (
     contract_text,
 )
 from sandmle.benchmarks.synthetic.llm.sandboxed import DEFAULT_TIMEOUT_S, run_generation_code
+from sandmle.benchmarks.synthetic.llm.seed_dna import SeedMaterial, dna_prompt, parse_dna
 from sandmle.benchmarks.synthetic.strategist import TaskRequest
 from sandmle.benchmarks.synthetic.writer import Description
 from sandmle.errors import SandmleError
@@ -79,6 +80,15 @@ class LLMBackend(ProceduralBackend):
         )
         return self._ask(
             "strategist", prompts.STRATEGIST_SYSTEM, prompt, lambda r: self._blueprint(request, r)
+        )
+
+    def seed_dna(self, material: SeedMaterial) -> StructuralDNA:
+        """The seed's structure, read from its own description and schema (checked against both)."""
+        return self._ask(
+            "seed DNA",
+            prompts.DNA_SYSTEM,
+            dna_prompt(material),
+            lambda r: parse_dna(json_object(r), material),
         )
 
     def developer(self, blueprint: Blueprint) -> DevelopedTask:

@@ -92,3 +92,38 @@ def structure_rules(modality: str, task_type: str, n_outputs: int) -> str:
         "time-series": "series_column names the series; feature_columns is [day column, event flag column]",
     }[modality]
     return f"{counts}; {features}; no name appears twice."
+
+
+DNA_SYSTEM = """\
+You are the Data Strategist of SandMLE. You read a real machine-learning competition's \
+description and file schema and name its structure: what is predicted, how it is scored, \
+what a submission holds. You answer with one JSON object and nothing else."""
+
+DNA_PROMPT = """\
+Competition: {name}
+
+Description:
+<<<
+{description}
+>>>
+
+Files and their columns:
+{files}
+
+Sample submission (first rows):
+```
+{sample}```
+
+Reply with one JSON object with these keys:
+- "original_modality": what the real data is (tabular, text, image, audio, time-series)
+- "modality": the micro task's modality: tabular, text, image or time-series (audio becomes image)
+- "task_type": binary, multiclass, multilabel, regression or forecasting
+- "metric": one of {metrics}
+- "target_kind": "prob" (probabilities), "label" (class labels) or "value" (numbers)
+- "n_outputs": classes (2 for binary), labels or target columns of the micro task, at most {max_outputs}
+- "original_outputs": the same count in the real competition
+- "ordinal": true when the classes are ordered grades
+- "positive": true when regression targets are never negative
+- "n_numeric", "n_categorical": informative numeric and categorical features (tabular only)
+- "id_scheme": "int", "hex" or "prefixed", as the sample submission's ids look
+- "balance": share of the positive class or of each label, between 0.05 and 0.95"""
