@@ -58,11 +58,13 @@ def task_result(competition) -> dict:
     rule = HiddenRule(kind=rule.kind, summary="", params={"structure": rule.params["structure"]})
     public = PublicData.from_folder(competition.public_dir)
     predictions = ladder(bp, rule, public)
-    predictions["forest"] = _forest(bp, public)
+    forest = _forest(bp, public)
+    if forest is not None:
+        predictions["forest"] = forest
     ids = public.test[bp.domain.id_column]
     frames = {}
-    tiers = {}
-    for name in (*LEARNERS, "forest"):
+    tiers = {"forest": "n/a"}
+    for name in predictions:
         frame = tg.submission_frame(bp, ids, predictions[name])
         with tempfile.NamedTemporaryFile("w", suffix=".csv") as handle:
             frame.to_csv(handle.name, index=False, float_format="%.8g")
@@ -78,16 +80,27 @@ def task_result(competition) -> dict:
     t = competition.config.thresholds
     values = [t.median, t.bronze, t.silver, t.gold]
     bands = [abs(b - a) / spread.sigma for a, b in zip(values, values[1:], strict=False)]
-    return {"modality": bp.dna.modality, "tiers": tiers, "min_band_sigma": round(min(bands), 3)}
+    return {"modality": _kind(bp), "tiers": tiers, "min_band_sigma": round(min(bands), 3)}
 
 
-def _forest(bp, public: PublicData) -> np.ndarray:
-    """A random forest on the modality's generic features (not a model the generator uses)."""
+def _kind(bp) -> str:
+    """The modality, or modality/task type for task types with their own module (seq2seq)."""
+    from sandmle.benchmarks.synthetic.modalities import hook
+
+    own = hook(bp.dna.modality, bp.dna.task_type, "plan") is not None
+    return f"{bp.dna.modality}/{bp.dna.task_type}" if own else bp.dna.modality
+
+
+def _forest(bp, public: PublicData) -> np.ndarray | None:
+    """A random forest on the modality's generic features (not a model the generator uses);
+    None where predictions are not a float matrix (seq2seq texts)."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    from sandmle.benchmarks.synthetic.modalities import featurizer
+    from sandmle.benchmarks.synthetic.modalities import featurizer, hook
 
-    x, x_test = featurizer(bp.dna.modality)(bp, public)
+    if hook(bp.dna.modality, bp.dna.task_type, "ladder") is not None:
+        return None
+    x, x_test = featurizer(bp.dna.modality, bp.dna.task_type)(bp, public)
     y = tg.encode_train_targets(bp, public.train)
     k = bp.dna.n_outputs
     if tg.is_classification(bp):
@@ -104,7 +117,8 @@ def _forest(bp, public: PublicData) -> np.ndarray:
             for p, c in zip(model.predict_proba(x_test), model.classes_, strict=True)
         ]
         return np.column_stack(columns)
-    model = RandomForestRegressor(300, min_samples_leaf=2, random_state=0)
+    # fewer trees on image-to-image tasks (a row per pixel)
+    model = RandomForestRegressor(100 if len(x) > 5000 else 300, min_samples_leaf=2, random_state=0)
     pred = model.fit(x, y if y.shape[1] > 1 else y.ravel()).predict(x_test)
     return pred.reshape(len(x_test), -1)
 
@@ -121,9 +135,11 @@ def difficulty(pack_dir: Path) -> dict:
                 name: {t: sum(r["tiers"][name] == t for r in group) for t in (*TIERS, "invalid")}
                 for name in (*LEARNERS, "forest")
             },
+            "forest_not_applicable": sum(r["tiers"]["forest"] == "n/a" for r in group),
         }
     n = len(rows)
     between = sum(r["tiers"]["generic"] in ("above_median", "bronze", "silver") for r in rows)
+    forests = [r for r in rows if r["tiers"]["forest"] != "n/a"] or rows
     result["acceptance"] = {
         "constant_above_median": sum(r["tiers"]["constant"] not in ("none",) for r in rows),
         "generic_between_median_and_gold_share": round(between / n, 3),
@@ -131,9 +147,13 @@ def difficulty(pack_dir: Path) -> dict:
         "min_band_sigma": min(r["min_band_sigma"] for r in rows),
         "tasks_with_band_below_2_sigma": sum(r["min_band_sigma"] < 2 for r in rows),
         "forest_between_median_and_gold_share": round(
-            sum(r["tiers"]["forest"] in ("above_median", "bronze", "silver") for r in rows) / n, 3
+            sum(r["tiers"]["forest"] in ("above_median", "bronze", "silver") for r in forests)
+            / len(forests),
+            3,
         ),
-        "forest_gold_share": round(sum(r["tiers"]["forest"] == "gold" for r in rows) / n, 3),
+        "forest_gold_share": round(
+            sum(r["tiers"]["forest"] == "gold" for r in forests) / len(forests), 3
+        ),
     }
     return result
 
