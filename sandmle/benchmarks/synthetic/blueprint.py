@@ -27,7 +27,7 @@ TaskType = Literal[
 ]
 TargetKind = Literal["prob", "label", "value", "ranked"]
 IdScheme = Literal["int", "hex", "prefixed"]
-MODALITIES: tuple[str, ...] = ("tabular", "text", "image", "time-series")
+MODALITIES: tuple[str, ...] = ("tabular", "text", "image", "time-series", "audio")
 
 
 class StructuralDNA(BaseModel):
@@ -38,7 +38,7 @@ class StructuralDNA(BaseModel):
     seed_task: str
     """The real competition this structure comes from."""
     original_modality: str
-    """The real competition's modality (audio seeds become spectrogram images)."""
+    """The real competition's modality."""
     modality: Modality
     """Modality of the micro task."""
     task_type: TaskType

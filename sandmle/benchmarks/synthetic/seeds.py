@@ -2,7 +2,8 @@
 
 Facts (modality, metric, target shape, id scheme) come from MLE-bench's lite grading spec;
 the package carries them here so nothing outside it is read at run time. Micro tasks cap
-class counts (120 dog breeds become 5 classes) and turn audio into spectrogram images.
+class counts (120 dog breeds become 5 classes); audio stays audio (short WAV clips) and
+ranking stays ranking (MAP@k over a small catalogue).
 Text normalization stays sequence-to-sequence (``seq2seq``: token ``before`` -> ``after``)
 and document denoising stays image-to-image (pixel values of clean pages).
 """
@@ -25,7 +26,7 @@ _TABLE: list[tuple[str, str, str, str, str, str, int, int, str, float, str]] = [
     ("histopathologic-cancer-detection", "image", "image", "binary", "roc_auc", "prob", 2, 2, "hex", 0.4, ""),
     ("jigsaw-toxic-comment-classification-challenge", "text", "text", "multilabel", "mean_columnwise_roc_auc", "prob", 3, 6, "hex", 0.35, ""),
     ("leaf-classification", "tabular", "tabular", "multiclass", "multiclass_log_loss", "prob", 5, 99, "int", 0.5, "num=6"),
-    ("mlsp-2013-birds", "audio", "image", "multilabel", "mean_columnwise_roc_auc", "prob", 3, 19, "int", 0.4, ""),
+    ("mlsp-2013-birds", "audio", "audio", "multilabel", "mean_columnwise_roc_auc", "prob", 3, 19, "int", 0.4, ""),
     ("new-york-city-taxi-fare-prediction", "tabular", "tabular", "regression", "rmse", "value", 1, 1, "prefixed", 0.5, "num=4,cat=1"),
     ("nomad2018-predict-transparent-conductors", "tabular", "tabular", "regression", "mean_columnwise_rmsle", "value", 2, 2, "int", 0.5, "positive,num=5,cat=1"),
     ("plant-pathology-2020-fgvc7", "image", "image", "multiclass", "mean_columnwise_roc_auc", "prob", 4, 4, "prefixed", 0.5, ""),
@@ -37,7 +38,7 @@ _TABLE: list[tuple[str, str, str, str, str, str, int, int, str, float, str]] = [
     ("tabular-playground-series-may-2022", "tabular", "tabular", "binary", "roc_auc", "prob", 2, 2, "int", 0.5, "num=6,cat=1"),
     ("text-normalization-challenge-english-language", "text", "text", "seq2seq", "accuracy", "label", 1, 1, "prefixed", 0.5, ""),
     ("text-normalization-challenge-russian-language", "text", "text", "seq2seq", "accuracy", "label", 1, 1, "prefixed", 0.5, ""),
-    ("the-icml-2013-whale-challenge-right-whale-redux", "audio", "image", "binary", "roc_auc", "prob", 2, 2, "prefixed", 0.35, ""),
+    ("the-icml-2013-whale-challenge-right-whale-redux", "audio", "audio", "binary", "roc_auc", "prob", 2, 2, "prefixed", 0.35, ""),
     # Not in MLE-bench-lite: structures the lite set lacks.
     ("titanic", "tabular", "tabular", "binary", "accuracy", "label", 2, 2, "int", 0.4, "num=4,cat=2"),
     ("house-prices-advanced-regression-techniques", "tabular", "tabular", "regression", "rmsle", "value", 1, 1, "int", 0.5, "positive,num=6,cat=2"),
