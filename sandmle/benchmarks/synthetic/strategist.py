@@ -178,8 +178,8 @@ def rule_signature(bp: Blueprint) -> tuple[str, ...]:
     For images only the shapes that carry a class (in order) and the set of distractor
     shapes count; the order of the spare shapes changes nothing.
     """
-    if bp.dna.modality != "image" or not bp.form:
-        return tuple(bp.form)
+    if bp.dna.modality != "image" or not bp.form or not bp.form[0].startswith("shapes="):
+        return tuple(bp.form)  # denoising forms list degradation kinds, not shapes
     shapes = bp.form[0].split("=", 1)[1].split(",")
     used = 3 if bp.dna.task_type == "binary" else bp.dna.n_outputs
     if bp.dna.task_type == "regression" or bp.dna.ordinal:
