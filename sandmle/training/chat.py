@@ -116,20 +116,25 @@ def continuation_text(
     now: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     ended_with_eos: bool,
+    record: str | None = None,
 ) -> str:
     """What the environment appends after the policy's last turn: the template's text for the
     new messages plus the next generation prompt.
 
     The policy's raw tokens stay as sampled (token in, token out), so only this delta is
-    tokenized. When the turn was cut at the token cap, the delta also closes it with the
-    end-of-turn token, which then counts as an environment token. The template must be
-    prefix-preserving (``use_training_template``); one that rewrites earlier turns would make
-    the trained context differ from the one the model sees, so it stops the episode.
+    tokenized. When the turn was cut at the token cap, the delta also closes it (the end-of-turn
+    token, and a reasoning block the cut left open), as environment tokens: it is what the
+    template renders after ``record`` (the token record's text) when that is a prefix of it.
+    The template must be prefix-preserving (``use_training_template``); one that rewrites
+    earlier turns would make the trained context differ from the one the model sees, so it
+    stops the episode.
     """
     before = render(tokenizer, seen, tools, add_generation_prompt=False)
     after = render(tokenizer, now, tools, add_generation_prompt=True)
     if not after.startswith(before):
         raise BackendError("the chat template rewrote earlier turns; the episode cannot be trained")
+    if record is not None and after.startswith(record):
+        return after[len(record) :]
     end = tokenizer.eos_token or ""
     cut = before.rfind(end) if end else -1
     if cut < 0:
@@ -138,7 +143,7 @@ def continuation_text(
 
 
 def turn_opening(tokenizer: Any) -> str:
-    """What the template writes at the start of an assistant turn whatever its content (Qwen3's
+    r"""What the template writes at the start of an assistant turn whatever its content (Qwen3's
     training template: an empty ``<think>\n\n</think>\n\n`` when the turn has no reasoning);
     empty for a template that renders turns as written."""
     user = [{"role": "user", "content": "x"}]
@@ -149,6 +154,37 @@ def turn_opening(tokenizer: Any) -> str:
     if not end or end not in turn:
         return ""
     return turn[: turn.index(end)]
+
+
+def reasoning_block(tokenizer: Any) -> tuple[str, str]:
+    r"""How the template writes an assistant turn's reasoning: the text before and after it
+    (``("<think>\n", "\n</think>\n\n")`` for Qwen3), or ``("", "")`` when it renders no
+    ``reasoning_content``."""
+    marker = "sandmle-reasoning-marker"
+    user = [{"role": "user", "content": "x"}]
+    head = render(tokenizer, user, None, add_generation_prompt=True)
+    turn = [*user, {"role": "assistant", "content": "", "reasoning_content": marker}]
+    text = render(tokenizer, turn, None, add_generation_prompt=False)[len(head) :]
+    end = tokenizer.eos_token or ""
+    if text.count(marker) != 1 or not end or end not in text:
+        return "", ""
+    before, after = text[: text.index(end)].split(marker)
+    return before, after
+
+
+def close_reasoning(text: str, block: tuple[str, str]) -> str:
+    r"""A turn cut inside its reasoning block, with the block closed as the template closes it
+    (the template cannot render an open one: it would put an empty block before it).
+
+    >>> close_reasoning("<think>\nstill thinking", ("<think>\n", "\n</think>\n\n"))
+    '<think>\nstill thinking\n</think>\n\n'
+    >>> close_reasoning("<think>\nshort</think> done", ("<think>\n", "\n</think>\n\n"))
+    '<think>\nshort</think> done'
+    """
+    opener, closer = block
+    if opener and text.startswith(opener) and closer.strip() not in text:
+        return text + closer
+    return text
 
 
 def inserted_opening(head: str, conversation: str, sampled: str, opening: str) -> str:

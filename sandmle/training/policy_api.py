@@ -1,4 +1,4 @@
-"""The policy as an Inspect model API that records every token of every episode.
+r"""The policy as an Inspect model API that records every token of every episode.
 
 Inspect runs the episode (the synthetic task's sandbox, tools and scorer, unchanged); this
 API only turns the conversation into tokens and back. It keeps one running token sequence per
@@ -16,7 +16,9 @@ choice to skip reasoning away from the policy, which evaluation leaves to it; ma
 turn would throw its sampled tokens away. This way the trained tokens are the sampled ones with
 their sampled logprobs, and every later turn is sampled and trained in exactly the context
 evaluation shows; the cost, counted as ``inserted_openings``, is that the turn's own tokens are
-scored after an opening they were not sampled after. A turn that no insertion makes equal (a
+scored after an opening they were not sampled after. A turn the token cap cut inside its
+reasoning is stored with the block closed, so the template renders the sampled tokens as they
+are and the environment appends the closing. A turn that no insertion makes equal (a
 tool call written in another JSON layout, say) keeps its sampled tokens and is counted
 (``rerendered_at``, a warning, the ``rollout/rerendered_episodes`` metric).
 """
@@ -44,9 +46,11 @@ from inspect_ai.util import store
 
 from sandmle.training.chat import (
     chat_dicts,
+    close_reasoning,
     continuation_text,
     inserted_opening,
     parse_tool_calls,
+    reasoning_block,
     render,
     tool_schema,
     turn_opening,
@@ -130,8 +134,8 @@ class PolicyAPI(ModelAPI):
         if session is None:
             raise ValueError("sandmle-policy needs a PolicySession (built by sandmle.training)")
         self.session = session
-        self._opening_for: str | None = None
-        self._opening_text = ""
+        self._parts_for: str | None = None
+        self._parts: tuple[str, tuple[str, str]] = ("", ("", ""))
 
     async def count_text_tokens(self, text: str) -> int:  # offline: no tiktoken download
         return len(self.session.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -161,8 +165,9 @@ class PolicyAPI(ModelAPI):
             ids, logprobs = await self.session.generator.sample(context, limit)
         finally:
             episode.generation_seconds += time.perf_counter() - start
+        ended = bool(ids) and ids[-1] == self.session.tokenizer.eos_token_id
         raw = self._decode(ids)
-        text, calls = parse_tool_calls(raw)
+        text, calls = parse_tool_calls(raw if ended else close_reasoning(raw, self._block()))
         reply = ChatMessageAssistant(content=text, tool_calls=calls or None, model=self.model_name)
         seen = [*messages, *chat_dicts([reply])]
         opening = await asyncio.to_thread(self._opening, messages, seen, ids, schemas)
@@ -170,7 +175,7 @@ class PolicyAPI(ModelAPI):
             episode.add(opening, [], policy=False)
             episode.inserted_openings += 1
         episode.add(ids, logprobs, policy=True)
-        episode.ended_with_eos = bool(ids) and ids[-1] == self.session.tokenizer.eos_token_id
+        episode.ended_with_eos = ended
         episode.assistant_turns.append(raw)
         episode.seen = seen
         if episode.rerendered_at is None and not await asyncio.to_thread(
@@ -199,15 +204,24 @@ class PolicyAPI(ModelAPI):
     ) -> list[int]:
         """Token ids of the opening the template renders before the sampled turn ([] if none)."""
         tokenizer = self.session.tokenizer
-        if self._opening_for != tokenizer.chat_template:  # the template, rendered once
-            self._opening_for = tokenizer.chat_template
-            self._opening_text = turn_opening(tokenizer)
-        if not self._opening_text:
+        opening = self._template_parts()[0]
+        if not opening:
             return []
         head = render(tokenizer, messages, schemas, add_generation_prompt=True)
         conversation = render(tokenizer, seen, schemas, add_generation_prompt=False)
-        text = inserted_opening(head, conversation, tokenizer.decode(ids), self._opening_text)
+        text = inserted_opening(head, conversation, tokenizer.decode(ids), opening)
         return tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
+
+    def _block(self) -> tuple[str, str]:
+        return self._template_parts()[1]
+
+    def _template_parts(self) -> tuple[str, tuple[str, str]]:
+        """The template's turn opening and reasoning block, rendered once per template."""
+        tokenizer = self.session.tokenizer
+        if self._parts_for != tokenizer.chat_template:
+            self._parts = (turn_opening(tokenizer), reasoning_block(tokenizer))
+            self._parts_for = tokenizer.chat_template
+        return self._parts
 
     def _renders_as_sampled(self, episode: Episode, schemas: list[dict]) -> bool:
         """Whether the re-tokenised conversation so far begins with the token record."""
@@ -224,8 +238,9 @@ class PolicyAPI(ModelAPI):
             text = render(tokenizer, messages, schemas, add_generation_prompt=True)
             episode.prompt_ids = tokenizer(text, add_special_tokens=False)["input_ids"]
             return
+        record = tokenizer.decode(episode.prompt_ids + episode.completion_ids)
         delta = continuation_text(
-            tokenizer, episode.seen, messages, schemas, episode.ended_with_eos
+            tokenizer, episode.seen, messages, schemas, episode.ended_with_eos, record
         )
         episode.add(tokenizer(delta, add_special_tokens=False)["input_ids"], [], policy=False)
 

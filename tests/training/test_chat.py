@@ -68,8 +68,15 @@ SCENARIOS = {
         qwen3_turn("bash", {"command": COPY}, thought=None),
         SUBMIT,
     ],
+    # a turn the token cap cuts inside its reasoning: the environment closes the block
+    "cut-reasoning": [
+        qwen3_turn(None, thought="I weigh the data and the metric. " * 80),
+        qwen3_turn("bash", {"command": COPY}),
+        SUBMIT,
+    ],
 }
 OPENING = "<think>\n\n</think>\n\n"
+TURN_TOKENS = 256
 
 
 @pytest.fixture
@@ -82,7 +89,7 @@ def qwen3_tokenizer(tiny_model: Path):
 
 
 def episode(tokenizer, turns: list[str], pack: Path, logs: Path):
-    session = PolicySession(ScriptedGenerator(tokenizer, turns), tokenizer, 256, 8192)
+    session = PolicySession(ScriptedGenerator(tokenizer, turns), tokenizer, TURN_TOKENS, 8192)
     settings = RolloutSettings(pack=str(pack), max_turns=6, command_timeout=30, time_limit=120)
     (result,) = run_episodes(["plant-watering"], session, settings, logs)
     (log_file,) = logs.glob("*.eval")
@@ -132,7 +139,7 @@ def test_trained_tokens_are_the_sampled_ones_and_inserted_ones_are_masked(
     ep = result.episode
     sampled = ScriptedGenerator(qwen3_tokenizer, turns)
     trained = [t for t, m in zip(ep.completion_ids, ep.env_mask, strict=True) if m]
-    assert trained == [i for turn in turns for i in sampled.ids(turn)]
+    assert trained == [i for turn in turns for i in sampled.ids(turn)[:TURN_TOKENS]]
     assert all(lp == (-1.0 if m else 0.0) for lp, m in zip(ep.logprobs, ep.env_mask, strict=True))
     inserted = [i for i, turn in enumerate(turns) if "<think>" not in turn]
     assert ep.inserted_openings == len(inserted)
@@ -141,6 +148,10 @@ def test_trained_tokens_are_the_sampled_ones_and_inserted_ones_are_masked(
     for i, environment in enumerate(headers):
         header = qwen3_tokenizer.decode(environment)  # the inserted block sits, masked, in it
         assert header.endswith(f"<|im_start|>assistant\n{OPENING if i in inserted else ''}")
+    cut = [i for i, turn in enumerate(turns) if len(sampled.ids(turn)) > TURN_TOKENS]
+    assert cut == ([0] if scenario == "cut-reasoning" else [])
+    for i in cut:  # the environment closed the open block, then the turn
+        assert qwen3_tokenizer.decode(headers[i + 1]).startswith("\n</think>\n\n<|im_end|>")
 
 
 def _environment_before_turns(ep) -> list[list[int]]:
