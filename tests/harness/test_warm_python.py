@@ -475,10 +475,77 @@ def test_what_the_server_cannot_serve_runs_cold(sample: Sample) -> None:
 
 def test_warm_is_faster_than_cold(sample: Sample) -> None:
     """Not a timing assertion on speed figures (bench/ has those): the server really skips
-    the imports, seen as the modules already present when the run starts."""
-    code = "import sys\nprint('sklearn.ensemble' in sys.modules)\n"
+    the imports, seen as a library the run names already present when the run starts."""
+    code = (
+        "import sys\nhad = 'sklearn.ensemble' in sys.modules\nimport sklearn.ensemble\nprint(had)\n"
+    )
     assert run_case(sample, "pre", ["python", "-c", code], warm=True).stdout == "True\n"
     assert run_case(sample, "pre", ["python", "-c", code], warm=False).stdout == "False\n"
+
+
+def test_a_file_that_shadows_a_loaded_module_runs_cold(sample: Sample) -> None:
+    files = {"pandas.py": "print('the local pandas')\n", "use.py": "import pandas\nprint('ran')\n"}
+    run_case(sample, "warmup", ["python", "-c", "import pandas"], warm=True)
+    cold = run_case(sample, "shadow", ["python", "use.py"], warm=False, files=files)
+    out = run_case(sample, "shadow", ["python", "use.py"], warm=True, served=False, files=files)
+    assert (out.returncode, out.stdout, out.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    assert out.stdout == "the local pandas\nran\n"  # (pyc stamps differ: files rewritten)
+    assert sample.log().splitlines()[-1] == "cold: shadowed pandas"
+
+
+def test_libraries_are_imported_when_a_run_first_names_them(tmp_path: Path) -> None:
+    """On demand (the default): the server imports nothing until a run's source names a
+    preload module; then it imports it once, before that run and for every later one."""
+    config = BwrapConfig(
+        limits=LIMITS, base_dir=tmp_path / "b", warm_python=WarmPythonConfig(enabled=True)
+    )
+    live = Sample(config)
+    try:
+        present = "import sys\nprint([m for m in ('numpy', 'pandas', 'scipy') if m in sys.modules])"
+        names_pandas = "import sys\nhad = 'pandas' in sys.modules\nimport pandas\nprint(had)"
+        outs = [
+            live.exec(["python", "-c", present]).stdout,
+            live.exec(["python", "-c", names_pandas]).stdout,
+            live.exec(["python", "-c", present]).stdout,
+            # the python tool's way: the source on a pipe, read by the server without taking it
+            live.exec(
+                ["bash", "-c", "python3 -"], input="from scipy import special\nprint(1)"
+            ).stdout,
+            live.exec(["python", "-c", present]).stdout,
+        ]
+        log = live.log().splitlines()
+    finally:
+        live.close()
+    assert outs == [
+        "[]\n",
+        "True\n",
+        "['numpy', 'pandas']\n",
+        "1\n",
+        "['numpy', 'pandas', 'scipy']\n",
+    ]
+    assert log == [
+        "warm: code",
+        "warm: code (imported pandas)",
+        "warm: code",
+        "warm: stdin (imported scipy)",
+        "warm: code",
+    ]
+
+
+def test_referenced_modules() -> None:
+    source = b"""
+import os, numpy as np
+from sklearn.ensemble import (RandomForestClassifier,
+    GradientBoostingClassifier)
+from sklearn import metrics, linear_model as lm
+def f():
+    import scipy.stats
+x = "import not_at_line_start"
+"""
+    assert _warm_server.referenced_modules(source) == {
+        "os", "numpy", "sklearn.ensemble", "sklearn.ensemble.RandomForestClassifier",
+        "sklearn", "sklearn.metrics", "sklearn.linear_model", "scipy.stats",
+    }  # fmt: skip
 
 
 def test_server_and_client_share_their_constants() -> None:
@@ -520,10 +587,10 @@ def test_benchmark_tasks_turn_warm_python_on_unless_told(plant_dir: Path) -> Non
 
 
 def test_server_starts_at_the_first_python_exec(tmp_path: Path) -> None:
-    """Default start: no server until an exec names python; that run waits and is warm."""
-    config = BwrapConfig(
-        limits=LIMITS, base_dir=tmp_path / "b", warm_python=WarmPythonConfig(enabled=True)
-    )
+    """start="first_python": no server until an exec names python; that run waits for the
+    eager imports and is warm."""
+    warm = WarmPythonConfig(enabled=True, start="first_python", imports="eager")
+    config = BwrapConfig(limits=LIMITS, base_dir=tmp_path / "b", warm_python=warm)
 
     async def main() -> tuple[bool, Any, str]:
         envs = await BwrapSandboxEnvironment.sample_init("lazy", config, {})

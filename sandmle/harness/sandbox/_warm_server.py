@@ -1,23 +1,38 @@
 """Warm Python fork server: runs INSIDE a sample's sandbox, under the agent's interpreter.
 
 Standard library only: sandmle is not importable in the sandbox. Started once per sample (as
-any exec: same uid, cgroup, seccomp, mounts), it imports the heavy libraries, says ``ready``
-on stdout and serves runs on a listening unix socket it inherits (fd ``--fd``). It keeps one
-standby monitor forked, which has already forked the next run's process from this clean
-parent (so no fork is on a run's path, and no state of one run reaches the next); the standby
-accepts a connection, checks the request and hands it, fds and all, to that process. The run
-gets the client's argv, cwd, environment, umask, rlimits, ignored signals and
-stdin/stdout/stderr (passed with SCM_RIGHTS), and ends as a fresh interpreter would:
-traceback, exit status, non-daemon threads joined, ``atexit``, flushing.
+any exec: same uid, cgroup, seccomp, mounts), it says ``ready`` on stdout and serves runs on a
+listening unix socket it inherits (fd ``--fd``). It keeps one standby monitor forked, which has
+already forked the next run's process from this clean parent (so no fork is on a run's path,
+and no state of one run reaches the next); the standby accepts a connection, checks the
+request and hands it, fds and all, to that process. The run gets the client's argv, cwd,
+environment, umask, rlimits, ignored signals and stdin/stdout/stderr (passed with SCM_RIGHTS),
+and ends as a fresh interpreter would: traceback, exit status, non-daemon threads joined,
+``atexit``, flushing.
+
+Imports: with ``--eager`` the server imports every ``--preload`` module before it is ready.
+Otherwise (on demand) it starts with none and imports a preload module the first time a run's
+source names it (``import pandas``, ``from sklearn.ensemble import ...``): the standby hands
+such a request back to the server (the bounce), which imports the modules once, for this run
+and every later one, and forks a monitor for it. Only modules of the ``--preload`` list are
+ever imported in the server, and never with the agent's cwd or paths; a run whose own dir
+holds a file or folder named like a module the server has loaded (``joblib.py``) runs cold,
+as such a file would shadow that module in a fresh interpreter.
 
 Protocol (client first): request = 4-byte length + marshal((args, cwd, env, umask, rlimits,
-ignored signals)) with fds 0-2 attached; the monitor answers ``R`` (can serve) or ``C`` (run
+ignored signals)) with fds 0-2 attached; the server answers ``R`` (can serve) or ``C`` (run
 cold yourself); the client answers ``G``; then the client may send ``S`` + signal byte at any
-time; the monitor ends with ``X`` + marshal((exited, code or signal)). A client that goes
+time; the server ends with ``X`` + marshal((exited, code or signal)). A client that goes
 away (the exec killed for time or output) takes the run and all it started with it.
 """
 
 from __future__ import annotations  # any python3 may run this: annotations stay text
+
+# ruff: noqa: E402 - the snapshot below must come before the server's own imports
+import sys
+
+_STARTUP_MODULES = frozenset(sys.modules)
+"""What any interpreter has loaded before a program's first line: not shadowable by its dir."""
 
 import array
 import builtins
@@ -32,13 +47,17 @@ import select
 import signal
 import socket
 import struct
-import sys
 import types
 
 PR_SET_CHILD_SUBREAPER = 36
 STDIO_FDS = 3
 _HEADER = struct.Struct("!I")
 _MAX_REQUEST = 16 * 1024 * 1024
+_MAX_SCAN = 1024 * 1024  # bytes of a run's source read for its imports
+_PIPE_SCAN = 65536  # of a piped source (one pipe buffer)
+_PIPE_WAIT_S = 0.05  # for the caller's first bytes on a piped stdin
+SPLICE_F_NONBLOCK = 2
+_BOUNCE_FDS = 5  # the connection, the run's fds 0-2, the request in a memfd
 # Variables read at interpreter start or at a library's import: a run whose value differs
 # from the server's would not behave as a fresh process, so it runs cold.
 _IMPORT_TIME_PREFIXES = (
@@ -116,7 +135,35 @@ def _check(request: tuple, stdin_fd: int) -> tuple[Job | None, str]:
         return None, "rlimits"
     if job.kind == "script" and not os.path.isfile(os.path.join(cwd, job.target)):
         return None, "script"  # a missing file, a dir or zip app: the cold error/behaviour
+    if (name := _shadowed(job, cwd)) is not None:
+        return None, f"shadowed {name}"
     return job, ""
+
+
+def _path0(job: Job, cwd: str) -> str:
+    """The run's ``sys.path[0]``: its script's dir, else its cwd."""
+    if job.kind == "script":
+        return os.path.dirname(os.path.realpath(os.path.join(cwd, job.target)))
+    return cwd
+
+
+def _shadowed(job: Job, cwd: str) -> str | None:
+    """A module this process loaded after start-up that a file or package in the run's
+    ``sys.path[0]`` would replace in a fresh interpreter (``pandas.py``), if any."""
+    loaded = {name.partition(".")[0] for name in sys.modules} - _STARTUP_MODULES
+    try:
+        entries = list(os.scandir(_path0(job, cwd)))
+    except OSError:
+        return None  # nothing there can shadow anything
+    for entry in entries:
+        name = entry.name.partition(".")[0]
+        if name not in loaded or name == "__main__":
+            continue
+        if entry.name.endswith((".py", ".pyc", ".so")) or (
+            "." not in entry.name and os.path.isfile(os.path.join(entry.path, "__init__.py"))
+        ):
+            return name
+    return None
 
 
 def _recv_request(conn: socket.socket) -> tuple[tuple, list[int]]:
@@ -177,31 +224,55 @@ def _children() -> list[int]:
     return found
 
 
-def _standby(listener: socket.socket, notify_fd: int, libc: ctypes.CDLL) -> Job | None:
+class ServerFds:
+    """The server's own fds; each process it forks closes those it does not use, so no run
+    ever holds one (a run holding the listener could take other runs' connections)."""
+
+    SOCKETS = ("listener", "control", "peer")
+
+    def __init__(self, listener: socket.socket) -> None:
+        self.listener = listener
+        self.notify_r, self.notify_w = os.pipe()  # a standby took a connection
+        self.control, self.peer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+
+    def close(self, *names: str) -> None:
+        for name in names or (*self.SOCKETS, "notify_r", "notify_w"):
+            if name in self.SOCKETS:
+                getattr(self, name).close()
+            else:
+                os.close(getattr(self, name))
+
+
+def _standby(fds_: ServerFds, libc: ctypes.CDLL) -> Job | None:
     """A monitor with its run's process already forked, both waiting for the next connection,
     so neither fork is on a run's path. Returns a Job only in the run's process."""
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    fds_.close("control", "notify_r")
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:
         ours.close()
-        listener.close()
-        os.close(notify_fd)
+        fds_.close("listener", "notify_w", "peer")
         return _await_run(theirs)
     theirs.close()
-    conn = _accept(listener)
-    os.write(notify_fd, b".")  # the server forks the next standby
-    os.close(notify_fd)
-    listener.close()
-    accepted = _handshake(conn)
+    conn = _accept(fds_.listener)
+    fds_.listener.close()
+    request = _read_request(conn)
+    wanted = _wanted(*request) if request is not None else []
+    if wanted and _bounce(fds_.peer, wanted, conn, *request):
+        request = None  # the server imports them, serves it, then forks the next standby
+    else:
+        os.write(fds_.notify_w, b".")  # the server forks the next standby
+    fds_.close("notify_w", "peer")
+    accepted = _answer(conn, *request) if request is not None else None
     if accepted is None:
         ours.close()  # the waiting process sees EOF and exits
         os.waitpid(pid, 0)
         os._exit(0)
-    payload, fds = accepted
-    ours.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fd_bytes(fds))])
+    payload, stdio = accepted
+    ours.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fd_bytes(stdio))])
     ours.close()
-    for fd in fds:
+    for fd in stdio:
         os.close(fd)
     _relay(conn, pid)
     os._exit(0)
@@ -220,13 +291,23 @@ def _accept(listener: socket.socket) -> socket.socket:
             continue
 
 
-def _handshake(conn: socket.socket) -> tuple[bytes, list[int]] | None:
-    """Read and check the client's request; None when it runs cold (or went away)."""
+def _read_request(conn: socket.socket) -> tuple[tuple, list[int]] | None:
     try:
         conn.settimeout(30)
-        request, fds = _recv_request(conn)
+        return _recv_request(conn)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    finally:  # the socket's O_NONBLOCK is shared with the process it may be handed to
+        conn.settimeout(None)
+
+
+def _answer(conn: socket.socket, request: tuple, fds: list[int]) -> tuple[bytes, list[int]] | None:
+    """Check the request and tell the client; None when it runs cold (or went away)."""
+    try:
+        conn.settimeout(30)
         job, reason = _check(request, fds[0])
-        _log(f"cold: {reason}" if job is None else f"warm: {job.kind}")
+        note = f" (imported {', '.join(_IMPORTED_NOW)})" if _IMPORTED_NOW else ""
+        _log(f"cold: {reason}" if job is None else f"warm: {job.kind}{note}")
         if job is None:
             conn.sendall(b"C" + reason.encode())
             return None
@@ -235,7 +316,11 @@ def _handshake(conn: socket.socket) -> tuple[bytes, list[int]] | None:
             return None  # the client gave up waiting and ran cold
     except (OSError, ValueError, EOFError, TypeError):
         return None
-    conn.settimeout(None)
+    finally:
+        try:
+            conn.settimeout(None)
+        except OSError:
+            pass
     data = marshal.dumps(request)
     return _HEADER.pack(len(data)) + data, fds
 
@@ -247,10 +332,182 @@ def _await_run(sock: socket.socket) -> Job:
     except (OSError, ValueError, EOFError, TypeError):
         os._exit(0)  # the monitor's client ran cold or went away
     sock.close()
+    return _become(request, fds)
+
+
+def _become(request: tuple, fds: list[int]) -> Job:
     job = parse_args([os.fsdecode(a) for a in request[0]], os.isatty(fds[0]))
     assert job is not None  # the monitor checked it
     _become_run(request, fds)
     return job
+
+
+# --- imports on demand: a run names a preload module the server has not imported yet --------
+
+_PRELOAD: list[str] = []  # the --preload list, in order
+_ATTEMPTED: set[str] = set()  # preload modules this process imported or failed to
+_IMPORTED_NOW: list[str] = []  # imported for the run being answered (for the log)
+_IMPORT_LINE = None  # compiled on first use: `re` costs nothing once numpy has loaded it
+
+
+def referenced_modules(source: bytes) -> set[str]:
+    """Modules a source's import statements name (``from a.b import c`` gives a.b and
+    a.b.c): a hint of what the run will import, never a reason to import anything else."""
+    global _IMPORT_LINE
+    if _IMPORT_LINE is None:
+        import re
+
+        _IMPORT_LINE = re.compile(
+            rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t(]+([\w., \t]*)|import[ \t]+([\w., \t]+))",
+            re.M,
+        )
+    found: set[str] = set()
+    for base, names, plain in _IMPORT_LINE.findall(source):
+        if plain:
+            found.update(part.split()[0] for part in plain.decode().split(",") if part.split())
+            continue
+        package = base.decode()
+        found.add(package)
+        found.update(
+            f"{package}.{part.split()[0]}" for part in names.decode().split(",") if part.split()
+        )
+    return found
+
+
+def _source(job: Job, cwd: str, stdin_fd: int) -> bytes:
+    """The run's source, or its first part, read without taking it from the run."""
+    try:
+        if job.kind == "code":
+            return os.fsencode(job.target)
+        if job.kind == "script":
+            return _read_regular(os.path.join(cwd, job.target))
+        return _peek_stdin(stdin_fd)
+    except (OSError, ValueError):
+        return b""
+
+
+def _read_regular(path: str) -> bytes:
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO never blocks
+    try:
+        return os.read(fd, _MAX_SCAN) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
+
+
+def _peek_stdin(fd: int) -> bytes:
+    """A regular file: read at its offset (which stays); a pipe: a copy of what it holds
+    (tee(2) leaves the bytes in it for the run)."""
+    import stat
+
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return os.pread(fd, _MAX_SCAN, os.lseek(fd, 0, os.SEEK_CUR))
+    if not stat.S_ISFIFO(mode):
+        return b""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    poller.poll(int(_PIPE_WAIT_S * 1000))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.tee.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_size_t, ctypes.c_uint)
+    libc.tee.restype = ctypes.c_ssize_t
+    read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        copied = libc.tee(fd, write_end, _PIPE_SCAN, SPLICE_F_NONBLOCK)
+        return os.read(read_end, copied) if copied > 0 else b""
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def _wanted(request: tuple, fds: list[int]) -> list[str]:
+    """Preload modules the run names that this process has not imported yet."""
+    job = parse_args([os.fsdecode(a) for a in request[0]], os.isatty(fds[0]))
+    missing = [m for m in _PRELOAD if m not in _ATTEMPTED and m not in sys.modules]
+    if job is None or not missing:
+        return []
+    named = referenced_modules(_source(job, os.fsdecode(request[1]), fds[0]))
+    return [m for m in missing if any(n == m or n.startswith(m + ".") for n in named)]
+
+
+def _bounce(
+    peer: socket.socket, wanted: list[str], conn: socket.socket, request: tuple, fds: list[int]
+) -> bool:
+    """Hand the connection back to the server, which imports `wanted` and then serves it;
+    False when it cannot be handed (the run is then served from this process as it is)."""
+    data = marshal.dumps(request)
+    try:
+        memfd = os.memfd_create("warm-request", os.MFD_CLOEXEC)
+    except (OSError, AttributeError):
+        return False
+    try:
+        os.write(memfd, _HEADER.pack(len(data)) + data)
+        handed = [conn.fileno(), *fds, memfd]
+        peer.sendmsg(
+            [marshal.dumps(wanted)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fd_bytes(handed))]
+        )
+    except OSError:
+        return False
+    finally:
+        os.close(memfd)
+    return True
+
+
+def _take_bounce(fds_: ServerFds, libc: ctypes.CDLL) -> Job | None:
+    """In the server: import what a bounced run named, then fork a monitor that answers it.
+    Returns a Job only in that run's process."""
+    received = array.array("i")
+    try:
+        data, ancdata, _, _ = fds_.control.recvmsg(
+            65536, socket.CMSG_LEN(_BOUNCE_FDS * received.itemsize)
+        )
+    except OSError:
+        return None
+    for level, kind, payload in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            received.frombytes(payload[: len(payload) - len(payload) % received.itemsize])
+    handed = list(received)
+    if len(handed) != _BOUNCE_FDS:
+        for fd in handed:
+            os.close(fd)
+        return None
+    conn_fd, stdio, memfd = handed[0], handed[1:4], handed[4]
+    try:
+        names = marshal.loads(data)
+        body = os.pread(memfd, _MAX_REQUEST + _HEADER.size, 0)
+        request = marshal.loads(body[_HEADER.size :])
+    except (OSError, ValueError, EOFError, TypeError):
+        for fd in (conn_fd, *stdio):
+            os.close(fd)
+        return None
+    finally:
+        os.close(memfd)
+    _IMPORTED_NOW[:] = _preload([m for m in _PRELOAD if m in names])  # only listed ones
+    gc.freeze()
+    pid = os.fork()
+    if pid == 0:
+        fds_.close()
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        return _monitor(socket.socket(fileno=conn_fd), request, stdio)
+    _IMPORTED_NOW.clear()
+    for fd in (conn_fd, *stdio):
+        os.close(fd)
+    return None
+
+
+def _monitor(conn: socket.socket, request: tuple, stdio: list[int]) -> Job:
+    """Answer a bounced request and, if it runs here, fork its process and relay."""
+    if _answer(conn, request, stdio) is None:
+        os._exit(0)
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        return _become(request, stdio)
+    for fd in stdio:
+        os.close(fd)
+    _relay(conn, pid)
+    os._exit(0)
 
 
 def _relay(conn: socket.socket, pid: int) -> None:
@@ -488,12 +745,19 @@ def _print_uncaught(kind: type, error: BaseException, tb: types.TracebackType | 
         sys.__excepthook__(kind, error, tb)
 
 
-def _preload(modules: list[str]) -> None:
+def _preload(modules: list[str]) -> list[str]:
+    """Import the modules not tried yet (from the server's own cwd and path); the imported."""
+    imported = []
     for name in modules:
+        if name in _ATTEMPTED:
+            continue
+        _ATTEMPTED.add(name)
         try:
             importlib.import_module(name)
+            imported.append(name)
         except Exception as error:  # noqa: BLE001 - a missing library only stays cold
             print(f"warm: cannot preload {name}: {error!r}", file=sys.stderr)
+    return imported
 
 
 def _reap() -> list[int]:
@@ -508,10 +772,14 @@ def _reap() -> list[int]:
         reaped.append(pid)
 
 
-def serve(listen_fd: int, modules: list[str]) -> Job:
-    """Preload, say ready, then keep a standby monitor (and its run's process) forked for the
-    next connection. Returns only in a run's process."""
-    _preload(modules)
+def serve(listen_fd: int, modules: list[str], eager: bool) -> Job:
+    """Import the preload modules (eager) or none yet, say ready, then keep a standby monitor
+    (and its run's process) forked for the next connection, and import what bounced runs
+    name. Returns only in a run's process."""
+    os.chdir("/")  # the server never resolves anything against the agent's dirs
+    _PRELOAD[:] = modules
+    if eager:
+        _preload(modules)
     gc.freeze()  # runs' collections skip the preloaded heap (no copy-on-write of it)
     libc = ctypes.CDLL(None, use_errno=True)
     listener = socket.socket(fileno=listen_fd)
@@ -521,20 +789,23 @@ def serve(listen_fd: int, modules: list[str]) -> Job:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)
     os.close(devnull)
-    notify_r, notify_w = os.pipe()
+    fds_ = ServerFds(listener)
     standby = 0  # the monitor waiting for the next connection
     while True:
         if not standby:
             standby = os.fork()
             if standby == 0:
-                os.close(notify_r)
-                job = _standby(listener, notify_w, libc)
+                job = _standby(fds_, libc)
                 if job is not None:
                     return job
                 os._exit(0)
-        ready, _, _ = select.select([notify_r], [], [], 1.0)
-        if ready and os.read(notify_r, 1):
+        ready, _, _ = select.select([fds_.notify_r, fds_.control], [], [], 1.0)
+        if fds_.notify_r in ready and os.read(fds_.notify_r, 1):
             standby = 0
+        if fds_.control in ready:
+            standby = 0  # it handed its connection back: the next one gets the new imports
+            if (job := _take_bounce(fds_, libc)) is not None:
+                return job
         if standby in _reap():  # it died before taking a connection
             standby = 0
 
@@ -542,8 +813,9 @@ def serve(listen_fd: int, modules: list[str]) -> Job:
 def main() -> None:
     fd_arg = sys.argv[sys.argv.index("--fd") + 1]
     modules = sys.argv[sys.argv.index("--preload") + 1].split(",")
+    eager = "--eager" in sys.argv
     sys.argv = sys.argv[:1]
-    job = serve(int(fd_arg), [m for m in modules if m])
+    job = serve(int(fd_arg), [m for m in modules if m], eager)
     run_job(job)
 
 

@@ -1,16 +1,25 @@
 """Warm Python: one fork server per sample, so an agent's ``python`` skips the heavy imports.
 
-At the sample's first exec that runs Python (or at sample init, see `WarmPythonConfig.start`)
-the sandbox starts ``_warm_server.py`` under the agent's Python, as any exec
-(same uid, cgroup, seccomp, mounts, limits). It imports the configured libraries, then forks a
-fresh process from that clean parent for each run (never reusing one), so a run costs a fork
-instead of an interpreter start plus numpy/pandas/scikit-learn/scipy imports.
+At sample start (or at the sample's first exec that runs Python, see `WarmPythonConfig.start`)
+the sandbox starts ``_warm_server.py`` under the agent's Python, as any exec (same uid,
+cgroup, seccomp, mounts, limits). It forks a fresh process from that clean parent for each
+run (never reusing one), so a run costs a fork instead of an interpreter start plus the
+numpy/pandas/scikit-learn/scipy imports. By default the server imports a library of its
+preload list the first time a run's source names it (once per sample, for that run and every
+later one), so a sample pays only for what its runs use; ``imports="eager"`` imports the whole
+list up front instead (for hosts whose CPU idles while the model thinks).
 
 The agent keeps calling ``python``: a shim named ``python``/``python3`` leads PATH and hands
 ``python script.py``, ``python -c`` and ``python -`` to the server over a unix socket (fds
 passed with SCM_RIGHTS); anything else (``-m``, another interpreter, a venv the agent made,
-an import-time environment change, a dead server) runs cold on the real interpreter. A run
-that comes while the server still imports waits for it rather than importing alongside it.
+an import-time environment change, a file that shadows a loaded module, a dead server) runs
+cold on the real interpreter. A run that comes while the server still imports waits for it
+rather than importing alongside it.
+
+Why one server per sample and not one template for many: a process cannot enter another
+sandbox's mount and PID namespaces without privileges the sandbox denies (``setns`` and the
+mount calls are in the seccomp deny list), so a template shared across samples would have to
+run outside every sandbox and rebuild each one's isolation itself.
 
 Host side, here: the per-sample warm dir (shims, server script, socket), starting the server
 and listening on its socket from the start, and stopping it.
@@ -68,10 +77,15 @@ class WarmPythonConfig(BaseModel, frozen=True):
     preload: tuple[str, ...] = DEFAULT_PRELOAD
     """Modules the server imports once; a module the agent's Python lacks is skipped."""
 
-    start: Literal["first_python", "sample"] = "first_python"
-    """When the server starts: at the sample's first exec that names ``python`` (that run
-    waits for it, then every later one is warm; a sample that never runs Python costs
-    nothing), or at sample start (a head start for agents that think before they run)."""
+    start: Literal["sample", "first_python"] = "sample"
+    """When the server starts: at sample start, in the background (its interpreter start
+    overlaps the agent's first turns), or at the sample's first exec that names ``python``
+    (that run waits for it; a sample that never runs Python costs nothing)."""
+
+    imports: Literal["on_demand", "eager"] = "on_demand"
+    """``on_demand``: a preload module is imported in the server the first time a run names
+    it (that run pays the import, later ones do not; unused modules cost nothing). ``eager``:
+    all of them before the server is ready (runs that come meanwhile wait for it)."""
 
 
 def wants_server(config: WarmPythonConfig, cmd: list[str]) -> bool:
@@ -172,6 +186,8 @@ def start_server(
     fd = listener.fileno()
     cmd = [python, f"{WARM_DIR}/{SERVER_SCRIPT}", "--fd", str(fd)]
     cmd += ["--preload", ",".join(config.preload)]
+    if config.imports == "eager":
+        cmd.append("--eager")
     log_fd = os.open(root / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         process = spawn(cmd, (fd,), log_fd)
