@@ -226,12 +226,15 @@ def demo(
     task: Annotated[
         list[str], typer.Option("--task", help="Built-in pack task ids to run (repeatable).")
     ] = [],  # noqa: B006
+    warm_python: Annotated[
+        bool, typer.Option(help="Warm Python in each sample's sandbox (-T warm_python).")
+    ] = True,
 ) -> None:
     """Evaluate the reference policies under every scaffold on the built-in pack, offline."""
     from sandmle.study.demo import run_demo
 
     _agent_runtime_ready()
-    raise typer.Exit(0 if run_demo(log_dir, full, task or None) else 1)
+    raise typer.Exit(0 if run_demo(log_dir, full, task or None, warm_python=warm_python) else 1)
 
 
 @app.command()

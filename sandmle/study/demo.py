@@ -37,13 +37,19 @@ def demo_tasks(pack: Path) -> list[str]:
 
 
 def demo_study(
-    pack: Path, log_dir: Path, full: bool = False, tasks: list[str] | None = None
+    pack: Path,
+    log_dir: Path,
+    full: bool = False,
+    tasks: list[str] | None = None,
+    warm_python: bool = True,
 ) -> StudyConfig:
     """The demo's matrix: reference policies × the five scaffolds × the built-in pack."""
     steps = {} if full else {"steps": DEMO_STEPS}
     scaffolds = [ScaffoldEntry(solver="react")]
     scaffolds += [ScaffoldEntry(solver=name, args=steps) for name in TREE_SCAFFOLDS]
     task_args: dict = {"pack": str(pack)}
+    if not warm_python:  # the default (on) stays out of the args, so earlier logs still resume
+        task_args["warm_python"] = False
     chosen = tasks or ([] if full else demo_tasks(pack))
     if chosen:
         task_args["tasks"] = ",".join(chosen)
@@ -63,6 +69,7 @@ def run_demo(
     full: bool = False,
     tasks: list[str] | None = None,
     console: Console | None = None,
+    warm_python: bool = True,
 ) -> bool:
     """Run (or resume) the demo and report; True when every cell finished.
 
@@ -75,7 +82,7 @@ def run_demo(
         pack = builtin_pack_dir()
     console.print(f"built-in pack: {pack}")
     console.print(f"evaluating {', '.join(DEMO_MODELS)} under 5 scaffolds; logs in {log_dir}")
-    study = demo_study(pack, log_dir, full, tasks)
+    study = demo_study(pack, log_dir, full, tasks, warm_python)
     ok = run_study(study)
     loaded = load_logs([log_dir])
     if loaded.runs.empty:
