@@ -52,6 +52,9 @@ class RolloutSettings(BaseModel):
     """Seconds per bash/python call."""
     memory_mb: int = 8192
     """Memory cap per sandbox process."""
+    warm_python: bool = True
+    """A warm interpreter per sandbox, so the policy's ``python`` runs skip the ML imports
+    (as in evaluation); false runs every ``python`` cold."""
     max_turn_tokens: int = Field(default=2048, ge=1)
     """Tokens the policy may sample per turn."""
     max_episode_tokens: int = Field(default=32768, ge=16)
@@ -107,6 +110,7 @@ def training_task(settings: RolloutSettings, task_ids: list[str]) -> Task:
         message_limit=2 * settings.max_turns + 2,  # system + task, then action + observation
         command_timeout=settings.command_timeout,
         memory_mb=settings.memory_mb,
+        warm_python=settings.warm_python,
     )
     by_id = {str(s.id): s for s in base.dataset}
     samples = [by_id[t].model_copy(update={"id": f"{t}#{i}"}) for i, t in enumerate(task_ids)]
