@@ -1,8 +1,9 @@
 """sandmle AutoML baseline: a stand-alone script the ``sandmle/heuristic`` policy hands in.
 
 It reads the competition in DATA_DIR, infers the task from the sample submission and the
-training table, builds features (numbers, categories, text, images, dates, time trends),
-fits a scikit-learn model of strength LEVEL, prints ``Validation metric: <value>`` from
+training table, builds features (numbers, categories, text, images, WAV recordings as pooled
+log spectrograms, dates, time trends), fits a scikit-learn model of strength LEVEL (ranking
+tasks, whose cells list ids best first: a score per catalogue id, top k kept), prints ``Validation metric: <value>`` from
 cross-validation (or a time hold-out), and writes SUBMISSION_DIR/submission.csv in the
 sample's exact shape. It only needs numpy, pandas, scikit-learn and (for images) Pillow.
 """
@@ -29,6 +30,8 @@ PROB_EPS = 0.01  # shrink probabilities off 0 and 1 so log loss stays finite
 IMAGE_SIZE = 16
 MAX_PIXEL_ROWS = 6000  # training pixels per image-to-image fit
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+AUDIO_SUFFIXES = (".wav",)
+AUDIO_FRAME = 64  # spectrogram frame (samples); half-overlapping Hann windows
 TIME_NAME = re.compile(r"day|time|step|week|period|date|month|hour")
 LOWER_IS_BETTER = {
     "binary_log_loss", "multiclass_log_loss", "rmse", "mae", "rmsle",
@@ -175,6 +178,46 @@ def image_features(paths: list[Path | None]) -> np.ndarray:
     return np.array(rows)
 
 
+def audio_index() -> dict[str, Path]:
+    """WAV files under DATA_DIR by file stem (``audio/<id>.wav`` layouts)."""
+    found: dict[str, Path] = {}
+    for path in sorted(DATA_DIR.rglob("*")):
+        if path.suffix.lower() in AUDIO_SUFFIXES:
+            found.setdefault(path.stem, path)
+    return found
+
+
+def read_wav(path: Path) -> np.ndarray:
+    """Mono samples in [-1, 1] of a 16-bit PCM WAV (channels averaged)."""
+    import wave
+
+    with wave.open(str(path), "rb") as handle:
+        channels, frames = handle.getnchannels(), handle.readframes(handle.getnframes())
+    samples = np.frombuffer(frames, dtype="<i2").astype(float) / 32768
+    return samples.reshape(-1, channels).mean(axis=1)
+
+
+def audio_features(paths: list[Path | None], freq_groups: int = 11, time_groups: int = 5):
+    """A log spectrogram per clip, pooled to a coarse grid, plus each bin's mean and peak."""
+    width = freq_groups * time_groups + 2 * (AUDIO_FRAME // 2 + 1)
+    rows = []
+    for path in paths:
+        if path is None or not path.is_file():
+            rows.append(np.full(width, np.nan))
+            continue
+        clip = read_wav(path)
+        clip = np.pad(clip, (0, max(0, AUDIO_FRAME - len(clip))))
+        starts = np.arange(0, len(clip) - AUDIO_FRAME + 1, AUDIO_FRAME // 2)
+        frames = clip[starts[:, None] + np.arange(AUDIO_FRAME)] * np.hanning(AUDIO_FRAME)
+        spec = np.log(np.abs(np.fft.rfft(frames, axis=1)) ** 2 + 1e-8).T
+        spec -= np.median(spec)
+        f_cuts = np.array_split(np.arange(spec.shape[0]), freq_groups)
+        t_cuts = np.array_split(np.arange(spec.shape[1]), time_groups)
+        grid = [spec[np.ix_(f, t)].mean() if len(t) else 0.0 for f in f_cuts for t in t_cuts]
+        rows.append(np.concatenate([grid, spec.mean(axis=1), spec.max(axis=1)]))
+    return np.array(rows)
+
+
 def date_parts(values: pd.Series) -> pd.DataFrame | None:
     if not values.astype(str).str.contains(r"\d[-/:]\d", regex=True).mean() > 0.9:
         return None
@@ -211,6 +254,7 @@ def build_features(
         "categorical": 0,
         "text": 0,
         "image": 0,
+        "audio": 0,
         "date": 0,
         "time": None,
         "series": [],
@@ -230,6 +274,9 @@ def build_features(
         if not SAFE and text.str.lower().str.endswith(IMAGE_SUFFIXES).mean() > 0.9:
             blocks.append(image_features([DATA_DIR / v for v in text]))
             info["image"] += 1
+        elif not SAFE and text.str.lower().str.endswith(AUDIO_SUFFIXES).mean() > 0.9:
+            blocks.append(audio_features([DATA_DIR / v for v in text]))
+            info["audio"] += 1
         elif not SAFE and (dates := date_parts(values)) is not None:
             blocks.append(dates.fillna(dates.median()).fillna(0))
             info["date"] += 1
@@ -246,6 +293,7 @@ def build_features(
             series.append(col)
     if not SAFE:
         add_image_ids(both, spec, blocks, info)
+        add_audio_ids(both, spec, blocks, info)
         add_time_features(train, test, both, numeric, series, blocks, info)
     if not blocks:
         blocks.append(np.zeros((len(both), 1)))
@@ -270,6 +318,17 @@ def add_image_ids(both: pd.DataFrame, spec: Spec, blocks: list, info: dict) -> N
     if keys.isin(list(index)).mean() > 0.9:
         blocks.append(image_features([index.get(k) for k in keys]))
         info["image"] += 1
+
+
+def add_audio_ids(both: pd.DataFrame, spec: Spec, blocks: list, info: dict) -> None:
+    """Recordings named after the row id (``audio/<id>.wav``)."""
+    index = audio_index()
+    if not index or spec.ids[0] not in both:
+        return
+    keys = both[spec.ids[0]].astype(str)
+    if keys.isin(list(index)).mean() > 0.9:
+        blocks.append(audio_features([index.get(k) for k in keys]))
+        info["audio"] += 1
 
 
 def add_time_features(train, test, both, numeric, series, blocks, info) -> None:
@@ -472,6 +531,93 @@ def solve_pixels(train, test, target: str, index: dict[str, Path]) -> np.ndarray
     return np.clip(model.predict(x_test), 0, 1).reshape(-1, 1)
 
 
+def ranking_cutoff(train: pd.DataFrame, sample: pd.DataFrame, targets: list[str]) -> int | None:
+    """k of a ranking task (MAP@k), else None: the sample lists several ids per row, all of
+    them ids that train rows list too. The description's ``map_at_<k>`` wins if it names one."""
+    if len(targets) != 1 or targets[0] not in train.columns:
+        return None
+    listed = sample[targets[0]].astype(str).str.split()
+    taken = train[targets[0]].dropna().astype(str).str.split()
+    catalogue = {item for row in taken for item in row}
+    if listed.str.len().min() < 2 or len(catalogue) > max(200, len(train) // 2):
+        return None
+    if not all(item in catalogue for row in listed.head(50) for item in row):
+        return None
+    named = re.search(r"map(?:_at_|@)(\d+)", read_description().lower())
+    return int(named.group(1)) if named else int(listed.str.len().max())
+
+
+def average_precision(actual: set, predicted: list, k: int) -> float:
+    """Kaggle's AP@k: precision at each new relevant id in the top k, over min(|actual|, k)."""
+    hits, total = 0, 0.0
+    for rank, item in enumerate(predicted[:k]):
+        if item in actual and item not in predicted[:rank]:
+            hits += 1
+            total += hits / (rank + 1)
+    return total / min(len(actual), k) if actual else 0.0
+
+
+def rank_scores(level: int, x, y: np.ndarray, x_test) -> np.ndarray:
+    """A score per (row, item): popularity (level 0), a logistic model per item (1), or one
+    multi-output random forest over all items (2+), plus popularity to break ties."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    popularity = y.mean(axis=0)
+    scores = np.tile(popularity, (len(x_test), 1))
+    if level <= 0:
+        return scores
+    if level == 1:
+        for j in np.flatnonzero((y.sum(axis=0) > 1) & (y.sum(axis=0) < len(y) - 1)):
+            model = make_model(1, True, {"time": None}).fit(x, y[:, j])
+            scores[:, j] = model.predict_proba(x_test)[:, 1]
+        return scores + 1e-3 * popularity
+    forest = RandomForestClassifier(
+        n_estimators=300, min_samples_leaf=3, random_state=SEED, n_jobs=1
+    ).fit(x, y)
+    for j, proba in enumerate(forest.predict_proba(x_test)):
+        if proba.shape[1] == 2:
+            scores[:, j] = proba[:, 1]
+    return scores + 1e-3 * popularity
+
+
+def solve_ranking(train: pd.DataFrame, test: pd.DataFrame, spec: Spec, k: int) -> np.ndarray:
+    """Ranking (MAP@k): items each train row took -> per-item scores -> the k best ids."""
+    from sklearn.model_selection import KFold
+
+    target = spec.targets[0]
+    train = train.dropna(subset=[target]).reset_index(drop=True)
+    taken = train[target].astype(str).str.split()
+    items = sorted({item for row in taken for item in row})
+    index = {item: j for j, item in enumerate(items)}
+    y = np.zeros((len(train), len(items)), dtype=int)
+    for row, listed in enumerate(taken):
+        y[row, [index[item] for item in listed]] = 1
+    x, x_test, info = build_features(train, test, spec)
+    names = np.array(items, dtype=object)
+
+    def validate(level: int) -> float:
+        folds = KFold(min(5, max(2, len(train) // 20)), shuffle=True, random_state=SEED)
+        scores = []
+        for fit, held in folds.split(x):
+            order = np.argsort(-rank_scores(level, x[fit], y[fit], x[held]), axis=1, kind="stable")
+            for row, ranked in zip(held, order, strict=True):
+                actual = set(names[y[row] == 1])
+                scores.append(average_precision(actual, list(names[ranked[:k]]), k))
+        return float(np.mean(scores))
+
+    levels = (1, 2) if LEVEL >= 4 else (min(LEVEL, 2),)
+    results = [(level, validate(level)) for level in levels]
+    level, value = max(results, key=lambda r: r[1])
+    print(f"Task: ranking (top {k} of {len(items)} ids) | targets: {target} | metric: map_at_{k}")
+    print(
+        f"Features: {x.shape[1]} columns from {info['numeric']} numeric, {info['categorical']} categorical"
+    )
+    print(f"Model: {LEVEL_NAMES[level]} (level {level})")
+    print(f"Validation metric: {value:.6f}")
+    order = np.argsort(-rank_scores(level, x, y, x_test), axis=1, kind="stable")[:, :k]
+    return np.array([" ".join(names[row]) for row in order], dtype=object).reshape(-1, 1)
+
+
 def solve_structured(train, test, test_ids, sample) -> Path | None:
     """Sequence-to-sequence and image-to-image tasks, which one row-per-sample model misses."""
     ids = [c for c in sample.columns if c in test.columns] or [sample.columns[0]]
@@ -479,6 +625,8 @@ def solve_structured(train, test, test_ids, sample) -> Path | None:
     spec = Spec(ids, targets, "structured", "value", targets, "")
     if is_seq2seq(train, test, targets):
         values = solve_seq2seq(train, test, targets[0])
+    elif (k := ranking_cutoff(train, sample, targets)) is not None:
+        values = solve_ranking(train, test, Spec(ids, targets, "ranking", "ids", targets, ""), k)
     elif len(targets) == 1 and targets[0] in train and (index := pixel_images(test)) is not None:
         if pixel_images(train) is None:
             return None
@@ -650,7 +798,8 @@ def main() -> None:
         f"Task: {spec.kind} ({spec.output}) | targets: {', '.join(spec.targets)} | metric: {spec.metric} ({direction} is better)"
     )
     print(f"Features: {x_train.shape[1]} columns from {info['numeric']} numeric, {info['categorical']} categorical, "
-          f"{info['text']} text, {info['image']} image, {info['date']} date; time index: {info['time']}")  # fmt: skip
+          f"{info['text']} text, {info['image']} image, {info['audio']} audio, {info['date']} date; "
+          f"time index: {info['time']}")  # fmt: skip
     level, value = choose_level(spec, x_train, y, splits(spec, train, y, info), info)
     print(f"Model: {LEVEL_NAMES[level]} (level {level})")
     print(f"Validation metric: {value:.6f}")
