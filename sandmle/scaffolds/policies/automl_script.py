@@ -199,7 +199,8 @@ def read_wav(path: Path) -> np.ndarray:
 
 def audio_features(paths: list[Path | None], freq_groups: int = 11, time_groups: int = 5):
     """A log spectrogram per clip, pooled to a coarse grid, plus each bin's mean and peak."""
-    width = freq_groups * time_groups + 2 * (AUDIO_FRAME // 2 + 1)
+    bins = AUDIO_FRAME // 2 + 1
+    width = freq_groups * time_groups + 3 * bins + 2 * (bins - 1)
     rows = []
     for path in paths:
         if path is None or not path.is_file():
@@ -214,8 +215,19 @@ def audio_features(paths: list[Path | None], freq_groups: int = 11, time_groups:
         f_cuts = np.array_split(np.arange(spec.shape[0]), freq_groups)
         t_cuts = np.array_split(np.arange(spec.shape[1]), time_groups)
         grid = [spec[np.ix_(f, t)].mean() if len(t) else 0.0 for f in f_cuts for t in t_cuts]
-        rows.append(np.concatenate([grid, spec.mean(axis=1), spec.max(axis=1)]))
+        rows.append(np.concatenate([grid, spec.mean(axis=1), spec.max(axis=1), motion(spec)]))
     return np.array(rows)
+
+
+def motion(spec: np.ndarray) -> np.ndarray:
+    """Where-invariant time-frequency shape: per bin, how much the level changes frame to
+    frame (pulses), and per pair of neighbouring bins, the peak of rising and of falling
+    diagonals (pitch going up or down)."""
+    loud = np.clip(spec - np.median(spec, axis=1, keepdims=True), 0, None)
+    pulses = np.abs(np.diff(loud, axis=1)).mean(axis=1)
+    up = (loud[:-1, :-1] * loud[1:, 1:]).max(axis=1)
+    down = (loud[1:, :-1] * loud[:-1, 1:]).max(axis=1)
+    return np.concatenate([pulses, up - down, up + down])
 
 
 def date_parts(values: pd.Series) -> pd.DataFrame | None:
