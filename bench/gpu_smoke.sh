@@ -27,6 +27,7 @@ TASKS="plant-watering,bike-rentals"
 SERVE_PORT="${SERVE_PORT:-8011}"
 TRL_PORT="${TRL_PORT:-8012}"
 STEPS="${STEPS:-3}"
+EVAL_TIME_LIMIT="${EVAL_TIME_LIMIT:-600}" # seconds per eval sample
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1 VLLM_NO_USAGE_STATS=1
 mkdir -p "$WORK"
 PIDS=()
@@ -104,7 +105,7 @@ fi
 
 evaluate() { # MODEL_DIR LOG_NAME: inspect eval of the fixture tasks against MODEL_DIR
   local model="$1" name="$2"
-  local args=(--max-tokens 256 --log-dir "$WORK/$name" --display none)
+  local args=(--max-tokens 256 --time-limit "$EVAL_TIME_LIMIT" --log-dir "$WORK/$name" --display none)
   if [[ "$GENERATION" == vllm && "$name" == eval-base ]]; then
     args+=(--model "vllm/$model" --model-base-url "http://127.0.0.1:$SERVE_PORT/v1")
   elif [[ "$GENERATION" == vllm ]]; then
