@@ -55,10 +55,15 @@ HOST_DIR_NAME = "warm"
 LOG_NAME = "warm-server.log"
 READY_LINE = b"ready\n"
 DEFAULT_PRELOAD = (
-    "numpy", "pandas", "scipy", "scipy.stats", "sklearn", "sklearn.ensemble",
-    "sklearn.linear_model", "sklearn.model_selection", "sklearn.metrics",
+    "numpy", "pandas", "scipy", "scipy.stats", "scipy.sparse", "scipy.ndimage", "sklearn",
+    "sklearn.ensemble", "sklearn.linear_model", "sklearn.model_selection", "sklearn.metrics",
     "sklearn.preprocessing", "sklearn.impute", "sklearn.pipeline", "sklearn.compose",
+    "sklearn.dummy", "sklearn.tree", "sklearn.neighbors", "sklearn.svm", "sklearn.naive_bayes",
+    "sklearn.decomposition", "sklearn.feature_extraction.text", "PIL.Image",
 )  # fmt: skip
+"""Libraries agents' scripts commonly import, none with import-time effects on other modules
+(``sklearn.experimental.*`` would enable estimators for every later run, so it is not here).
+On demand, only those a run names are imported; eager, all."""
 _HERE = Path(__file__).parent
 _MAX_SHEBANG = 200  # the kernel reads 256 bytes of a #! line (128 before Linux 5.1)
 
