@@ -13,7 +13,8 @@ the sandmle package (``DIR/sandmle``, e.g. this tree with an older warm Python),
 before/after comparison; ``--src DIR`` runs cold and warm from such a copy too, so a tree that
 others edit during the run cannot tilt it.
 
-Usage: python bench/demo_wall_time.py [--pairs 2] [--task ID ...] [--src DIR] [--baseline-src DIR]
+Usage: python bench/demo_wall_time.py [--pairs 2] [--task ID ... | --demo-tasks N] [--src DIR]
+       [--baseline-src DIR] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -167,14 +168,24 @@ def summary(runs: list[dict], modes: tuple[str, ...]) -> dict:
     return out
 
 
+def first_demo_tasks(n: int) -> list[str]:
+    from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
+    from sandmle.study.demo import demo_tasks
+
+    return demo_tasks(builtin_pack_dir())[:n]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=2, help="rounds of every mode")
     parser.add_argument("--task", action="append", default=[], help="built-in task id")
+    parser.add_argument("--demo-tasks", type=int, help="only the first N of the demo's tasks")
     parser.add_argument("--src", type=Path, help="dir holding the sandmle package to run")
     parser.add_argument("--baseline-src", type=Path, help="the same, for warm@baseline")
     parser.add_argument("--keep", type=Path, help="keep the demo logs under this dir")
     args = parser.parse_args()
+    if args.demo_tasks:
+        args.task += first_demo_tasks(args.demo_tasks)
     modes = MODES + (("warm@baseline",) if args.baseline_src else ())
     root = args.keep or Path(tempfile.mkdtemp(prefix="demo-wall-"))
     runs = []

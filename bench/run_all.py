@@ -32,6 +32,12 @@ FIGURES: list[tuple[str, str, list[str], str]] = [
         "baseline script in the sandbox: micro cold / warm vs 200k rows",
     ),
     (
+        "demo wall time (warm Python)",
+        "demo_wall_time.py",
+        ["--pairs", "1", "--demo-tasks", "2"],
+        "sandmle demo on 2 tasks, --no-warm-python vs warm, side by side",
+    ),
+    (
         "grading throughput",
         "grading_throughput.py",
         ["--rows", "100000", "--runs", "3"],
