@@ -22,6 +22,8 @@ SMALL_SEEDS = [
     "aptos2019-blindness-detection",
     "denoising-dirty-documents",
     "store-sales-time-series-forecasting",
+    "the-icml-2013-whale-challenge-right-whale-redux",
+    "h-and-m-personalized-fashion-recommendations",
 ]
 
 

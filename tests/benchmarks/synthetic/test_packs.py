@@ -12,6 +12,7 @@ from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
 from sandmle.benchmarks.synthetic.sanity import check_directory
 from sandmle.errors import SandmleError
 from sandmle.harness.pack import load_pack
+from tests.benchmarks.synthetic.conftest import SMALL_SEEDS
 
 
 def test_pack_manifest_lists_tasks_with_baselines(small_pack):
@@ -22,7 +23,7 @@ def test_pack_manifest_lists_tasks_with_baselines(small_pack):
         11,
         GENERATOR_VERSION,
     )
-    assert len(pack) == 10
+    assert len(pack) == len(SMALL_SEEDS)
     for task in manifest.tasks:
         assert set(task.baselines) == {"constant", "generic", "structure", "oracle"}
         assert all(v is not None for v in task.baselines.values())
@@ -37,6 +38,8 @@ def test_every_modality_and_task_type_present(small_pack):
         "multilabel",
         "regression",
         "forecasting",
+        "image-to-image",
+        "ranking",
     }
 
 
