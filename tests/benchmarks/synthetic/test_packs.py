@@ -83,8 +83,8 @@ def test_non_empty_output_folder_is_refused(tmp_path: Path):
 
 
 def test_unknown_modality_is_a_user_error(tmp_path: Path):
-    with pytest.raises(SandmleError, match="unknown modality 'audio'"):
-        generate_pack(PackSpec(n=1, modalities=["audio"]), tmp_path / "p", progress=False)
+    with pytest.raises(SandmleError, match="unknown modality 'video'"):
+        generate_pack(PackSpec(n=1, modalities=["video"]), tmp_path / "p", progress=False)
 
 
 @pytest.mark.slow
