@@ -113,8 +113,12 @@ evaluate() { # MODEL_DIR LOG_NAME: inspect eval of the fixture tasks against MOD
   else
     args+=(--model "hf/$model" -M device=cuda)
   fi
+  # a log that says success counts even if the process dies at exit (the hf provider's generate
+  # thread of a sample cut by its time limit can abort the interpreter); the exit code is reported
   (cd "$WORK" && inspect eval sandmle/synthetic -T "pack=$PACK" -T "tasks=$TASKS" "${args[@]}") \
-    >"$WORK/$name.log" 2>&1 || die "inspect eval of $model failed (see $WORK/$name.log)"
+    >"$WORK/$name.log" 2>&1 || echo "$?" >"$WORK/$name.rc"
+  python -c "import sys, glob; from inspect_ai.log import read_eval_log; sys.exit(any(read_eval_log(p, header_only=True).status == 'success' for p in glob.glob(sys.argv[1] + '/*.eval')) is False)" "$WORK/$name" ||
+    die "inspect eval of $model failed (see $WORK/$name.log)"
 }
 
 # (a) the base model
@@ -229,6 +233,7 @@ def eval_figures(folder: Path) -> dict:
     valid = [s.scores["medal_scorer"].value.get("valid_submission", 0.0) for s in samples if s.scores]
     return {
         "status": log.status,
+        "exit_code": int(rc.read_text()) if (rc := folder.with_suffix(".rc")).is_file() else 0,
         "samples": len(samples),
         "errors": sum(1 for s in samples if s.error),
         "output_tokens": tokens,
