@@ -21,14 +21,14 @@ BUILTIN_SEEDS = [
     "tabular-playground-series-may-2022",  # tabular binary
     "leaf-classification",  # tabular multiclass
     "new-york-city-taxi-fare-prediction",  # tabular regression
-    "lish-moa",  # tabular multi-label
+    "h-and-m-personalized-fashion-recommendations",  # tabular ranking (MAP@12)
     "detecting-insults-in-social-commentary",  # text binary
     "spooky-author-identification",  # text multiclass
     "jigsaw-toxic-comment-classification-challenge",  # text multi-label
     "aerial-cactus-identification",  # image binary
     "plant-pathology-2020-fgvc7",  # image multiclass
     "aptos2019-blindness-detection",  # image ordinal
-    "ranzcr-clip-catheter-line-classification",  # image multi-label
+    "the-icml-2013-whale-challenge-right-whale-redux",  # audio binary
     "store-sales-time-series-forecasting",  # time-series forecasting
 ]
 # A demo pack: its secret is public (in code) so anyone can regenerate it byte for byte, which
