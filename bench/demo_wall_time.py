@@ -2,9 +2,11 @@
 
 Each run is the real command (``python -m sandmle.cli demo --log-dir <fresh dir>``, with
 ``--no-warm-python`` for cold) in a subprocess, in ABBA order (cold, warm, warm, cold, ...) so a
-load that drifts during the run weighs on both alike. Per run: wall seconds, the harness's CPU
-seconds (the demo process and the children it waited for; the sandboxed runs are not in it,
-their bwrap is killed rather than waited for), and where the time went, from the eval logs: summed over samples, seconds in sandbox set-up,
+load that drifts during the run weighs on both alike. Per run: wall seconds; CPU seconds of
+the whole demo process tree, sandboxed runs included (``tree_cpu_s``: a cgroup-v1 ``cpuacct``
+group of its own, which the sample cgroups leave alone; null where there is none or not as
+root), far less noisy than wall time on a shared machine; and where the time went, from the
+eval logs: summed over samples, seconds in sandbox set-up,
 ``python`` execs, other execs, model calls and scoring; for the demo, the seconds before the
 first eval started (imports, pack check, preflight) and after the last one ended (report).
 
@@ -22,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -44,9 +45,37 @@ def _seconds(stamp: Any) -> float:
     return datetime.fromisoformat(str(stamp)).timestamp()
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
+class CpuGroup:
+    """A cgroup-v1 cpuacct group the run's whole process tree starts in (None: unavailable)."""
+
+    def __init__(self, name: str) -> None:
+        self.path: Path | None = None
+        if os.geteuid() == 0 and (CPUACCT / "cpuacct.usage").is_file():
+            self.path = CPUACCT / name
+            self.path.mkdir()
+
+    def wrap(self, cmd: list[str]) -> list[str]:
+        if self.path is None:
+            return cmd
+        join = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
+        return ["sh", "-c", join, str(self.path), *cmd]
+
+    def seconds(self) -> float | None:
+        if self.path is None:
+            return None
+        return int((self.path / "cpuacct.usage").read_text()) / 1e9
+
+    def remove(self) -> None:
+        for _ in range(50):  # the demo's last sandboxes may still be dying
+            try:
+                if self.path is not None:
+                    self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.2)
 
 
 def run_demo(mode: str, log_dir: Path, tasks: list[str], src: Path | None) -> dict:
@@ -59,13 +88,18 @@ def run_demo(mode: str, log_dir: Path, tasks: list[str], src: Path | None) -> di
     if src is not None:  # before the editable install on sys.path
         env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
     load = os.getloadavg()[0]
-    cpu, start = _children_cpu(), time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - start
+    group = CpuGroup(f"sandmle-bench-{os.getpid()}-{log_dir.name}")
+    try:
+        start = time.perf_counter()
+        proc = subprocess.run(group.wrap(cmd), capture_output=True, text=True, env=env)
+        wall = time.perf_counter() - start
+        cpu = group.seconds()
+    finally:
+        group.remove()
     result = {
         "mode": mode,
         "wall_s": round(wall, 2),
-        "harness_cpu_s": round(_children_cpu() - cpu, 2),
+        "tree_cpu_s": round(cpu, 2) if cpu is not None else None,
         "load_1min_before": round(load, 2),
         "exit": proc.returncode,
         "started_at": time.time() - wall,
@@ -150,7 +184,7 @@ def summary(runs: list[dict], modes: tuple[str, ...]) -> dict:
     med = {
         mode: {
             key: _median([r[key] for r in ok if r["mode"] == mode])
-            for key in ("wall_s", "harness_cpu_s")
+            for key in ("wall_s", "tree_cpu_s")
         }
         for mode in modes
     }
@@ -160,7 +194,8 @@ def summary(runs: list[dict], modes: tuple[str, ...]) -> dict:
         out["warm_wall_saving"] = round(1 - warm / cold, 3)
         out["headline"] = (
             f"demo wall median cold {cold:.1f} s, warm {warm:.1f} s "
-            f"({100 * (1 - warm / cold):.0f}% less)"
+            f"({100 * (1 - warm / cold):.0f}% less; CPU {med['cold']['tree_cpu_s']} -> "
+            f"{med['warm']['tree_cpu_s']} s)"
         )
     if (base := med.get("warm@baseline", {}).get("wall_s")) and cold:
         out["baseline_wall_saving"] = round(1 - base / cold, 3)

@@ -48,7 +48,7 @@ FIGURES: list[tuple[str, str, list[str], str]] = [
     (
         "rollout throughput",
         "training_rollouts.py",
-        ["--episodes", "4", "--parallel", "1,2", "--steps", "2"],
+        ["--episodes", "4", "--parallel", "1,2", "--steps", "2", "--warm-pairs", "1"],
         "episodes per minute; step time split",
     ),
     ("leaderboard load", "leaderboard_load.py", ["--logs", "300"], "cold vs warm"),

@@ -6,11 +6,15 @@
    each, the share of an episode that is environment time: per episode, its wall time less
    the time its model calls took, over its wall time (median over episodes), so concurrent
    calls are never summed across episodes and the share stays within [0, 1].
-2. The share of a training step spent generating (the sampler's busy wall time: its turn-batched
+2. Warm Python on and off (``rollout.warm_python``), heuristic episodes in ABBA order at the
+   largest parallelism: the episodes' median environment seconds (wall less model calls) and
+   the rollout's wall seconds, side by side.
+3. The share of a training step spent generating (the sampler's busy wall time: its turn-batched
    calls never overlap), in the rest of the rollout (sandboxes, tools, grading) and in
    optimisation, from TRL's logged metrics of a few tiny-model GRPO steps.
 
 Usage: python bench/training_rollouts.py [--episodes N] [--parallel 1,2,4] [--steps S]
+       [--warm-pairs P]
 """
 
 from __future__ import annotations
@@ -89,6 +93,40 @@ def heuristic_run(settings: RolloutSettings, ids: list[str], log_dir: Path) -> d
     return rates(len(ids), steps, time.perf_counter() - start, read_log(log_dir))
 
 
+def environment_seconds(log: Any) -> list[float]:
+    """Per episode: its wall time less its model calls' time."""
+    seconds = []
+    for sample in log.samples or []:
+        model = sum(e.working_time or 0.0 for e in sample.events if e.event == "model")
+        seconds.append(max((sample.total_time or 0.0) - model, 0.0))
+    return seconds
+
+
+def warm_vs_cold(settings: RolloutSettings, ids: list[str], root: Path, pairs: int) -> dict | None:
+    """Heuristic episodes with warm Python off and on, in ABBA order."""
+    env: dict[str, list[float]] = {"cold": [], "warm": []}
+    wall: dict[str, list[float]] = {"cold": [], "warm": []}
+    for i in range(pairs):
+        for mode in ("cold", "warm") if i % 2 == 0 else ("warm", "cold"):
+            log_dir = root / f"{mode}{i}"
+            run = heuristic_run(
+                settings.model_copy(update={"warm_python": mode == "warm"}), ids, log_dir
+            )
+            if run is None:
+                return None
+            wall[mode].append(run["seconds"])
+            env[mode] += environment_seconds(read_log(log_dir))
+    med = {m: round(statistics.median(env[m]), 2) for m in env}
+    return {
+        "parallel_sandboxes": settings.parallel_sandboxes,
+        "episodes_per_mode": len(env["cold"]),
+        "episode_environment_s_median": med,
+        "rollout_wall_s_median": {m: round(statistics.median(wall[m]), 2) for m in wall},
+        "environment_saving": round(1 - med["warm"] / med["cold"], 3) if med["cold"] else None,
+        "load_avg_1m_end": round(os.getloadavg()[0], 2),
+    }
+
+
 def tiny_run(model_dir: Path, settings: RolloutSettings, ids: list[str], log_dir: Path) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -148,6 +186,7 @@ def main() -> None:
     parser.add_argument("--parallel", default="1,2,4")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--turns", type=int, default=4)
+    parser.add_argument("--warm-pairs", type=int, default=2, help="0: skip warm vs cold")
     args = parser.parse_args()
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from sandmle.training.tiny import build_tiny_model
@@ -164,11 +203,15 @@ def main() -> None:
             )  # fmt: skip
             throughput["heuristic"][str(n)] = heuristic_run(settings, ids, root / f"h{n}")
             throughput["tiny_model"][str(n)] = tiny_run(model_dir, settings, ids, root / f"t{n}")
+        warm = None
+        if args.warm_pairs:
+            warm = warm_vs_cold(settings, ids, root / "warm", args.warm_pairs)
         report = {
             "machine_cpus": os.cpu_count(),
             "episodes_per_setting": args.episodes,
             "max_turns": args.turns,
             "rollout_throughput": throughput,
+            "warm_python": warm,
             "grpo_step": step_shares(model_dir, pack, root / "grpo", args.steps),
         }
     print(json.dumps(report, indent=2))
