@@ -495,11 +495,12 @@ def pixel_images(frame: pd.DataFrame) -> dict[str, Path] | None:
 
 
 def pixel_features(frame: pd.DataFrame, index: dict[str, Path]) -> np.ndarray:
-    """Per pixel: its 3x3 neighbourhood, a 3x3 median, and its ratio to the local paper level."""
+    """Per pixel: its 3x3 neighbourhood, a 3x3 median, the local paper level and the pixel's
+    place between the page's dark level and it."""
     from PIL import Image
     from scipy import ndimage
 
-    out = np.zeros((len(frame), 12))
+    out = np.zeros((len(frame), 15))
     image = frame["image"].astype(str).to_numpy()
     rows, cols = frame["row"].to_numpy(int) - 1, frame["col"].to_numpy(int) - 1
     for stem in pd.unique(image):
@@ -511,7 +512,11 @@ def pixel_features(frame: pd.DataFrame, index: dict[str, Path]) -> np.ndarray:
         median = ndimage.median_filter(page, 3, mode="nearest")
         window = max(5, min(h, w) // 3)
         paper = ndimage.gaussian_filter(ndimage.grey_dilation(median, size=window), 1.5)
-        maps += [median, median / np.maximum(paper, 0.05), paper]
+        ratio = median / np.maximum(paper, 0.05)
+        # pages differ in ink and paper: the page's own dark level, and the pixel between them
+        dark = np.quantile(median, 0.05)
+        level = np.clip((median - dark) / np.maximum(paper - dark, 0.05), 0, 1.5)
+        maps += [median, ratio, paper, np.full(page.shape, dark), level, paper * (ratio > 0.7)]
         at = image == stem
         out[at] = np.column_stack([m[rows[at], cols[at]] for m in maps])
     return out

@@ -142,8 +142,8 @@ def _degrade(
 def _strengths(rng: np.random.Generator) -> dict[str, float]:
     return {
         "blur": round(float(rng.uniform(0.5, 0.8)), 3),
-        "gradient": round(float(rng.uniform(0.25, 0.45)), 3),
-        "stains": round(float(rng.uniform(0.25, 0.45)), 3),
+        "gradient": round(float(rng.uniform(0.3, 0.55)), 3),
+        "stains": round(float(rng.uniform(0.3, 0.55)), 3),
         "salt-pepper": round(float(rng.uniform(0.02, 0.05)), 3),
         "sensor": round(float(rng.uniform(0.03, 0.06)), 3),
     }
@@ -175,13 +175,14 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
     n_train, n_test = int(bp.params["n_train_images"]), int(bp.params["n_test_images"])
     kinds = [k for k in bp.form if k in NOISES] or ["stains", "blur"]
     strength = _strengths(rng)
-    paper, ink_level = float(rng.uniform(0.9, 0.98)), float(rng.uniform(0.05, 0.25))
     texture = float(np.clip(0.01 + bp.noise.label_noise / 4, 0.01, 0.03))
     alphabet = _alphabet(rng)
     stems = [str(v) for v in make_ids("int", n_train + n_test, rng)]
     files: dict[str, bytes] = {}
     frames, values, oracle = [], [], []
     for i, stem in enumerate(stems):
+        # Each page has its own paper and ink: a pixel's value alone does not say which it is.
+        paper, ink_level = float(rng.uniform(0.72, 0.99)), float(rng.uniform(0.05, 0.42))
         render = np.where(_page(size, alphabet, rng), ink_level, paper)
         clean = _to_uint8(render + rng.normal(0, texture, render.shape))
         noisy = _to_uint8(_degrade(render, kinds, strength, rng))
@@ -203,8 +204,6 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
         params={
             "structure": {"kinds": kinds},
             "strength": strength,
-            "paper": round(paper, 3),
-            "ink": round(ink_level, 3),
             "texture": round(texture, 4),
         },
     )
@@ -271,6 +270,9 @@ def restoration_maps(page: np.ndarray, kinds: list[str]) -> list[np.ndarray]:
     else:
         contrast = base / max(float(np.quantile(base, 0.9)), 0.05)
     maps = neighbourhood(contrast)
+    # the page's own paper and ink levels (pages differ): what the clean value is made of
+    ink, paper = np.quantile(base, 0.05), np.quantile(base / np.maximum(contrast, 0.05), 0.5)
+    maps += [np.full(page.shape, ink), np.full(page.shape, paper)]
     if "blur" in kinds:
         sharp = contrast + 1.5 * (contrast - ndimage.gaussian_filter(contrast, 1.0, mode="nearest"))
         maps += [sharp, *((sharp < t).astype(float) for t in (0.4, 0.55, 0.7, 0.85))]
@@ -300,6 +302,32 @@ def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarra
         return _per_pixel(frame, {k: restoration_maps(v, kinds) for k, v in pages.items()})
 
     return encode(data.train, "train"), encode(data.test, "test")
+
+
+def ladder(bp: Blueprint, rule: HiddenRule, data) -> dict[str, np.ndarray]:
+    """Constant (mean grey), generic (ridge or gradient boosting on each pixel's 3x3
+    neighbourhood, chosen by 3-fold CV), structure (ridge or gradient boosting, by CV, on
+    the restoration features of the rule's degradation kinds)."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from threadpoolctl import threadpool_limits
+
+    from sandmle.benchmarks.synthetic.learners import _best, _ridge
+
+    y = data.train["value"].to_numpy(dtype=np.float64)
+    out = {"constant": np.full((len(data.test), 1), float(y.mean()))}
+
+    def boost() -> HistGradientBoostingRegressor:
+        return HistGradientBoostingRegressor(max_iter=100, random_state=0)
+
+    with threadpool_limits(1):
+        x, x_test = features(bp, data)
+        model = _best([_ridge(0.3), _ridge(10.0), boost()], x, y, "value", 0)
+        out["generic"] = np.clip(model.fit(x, y).predict(x_test), 0, 1)[:, None]
+        if "structure" in rule.params:
+            s, s_test = structure_features(bp, rule, data)
+            model = _best([_ridge(1.0), boost()], s, y, "value", 0)
+            out["structure"] = np.clip(model.fit(s, y).predict(s_test), 0, 1)[:, None]
+    return out
 
 
 def noisy_copy(data) -> np.ndarray:
