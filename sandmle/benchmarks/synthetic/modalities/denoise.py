@@ -6,16 +6,18 @@ has one row per test pixel, ``id`` = ``<image>_<row>_<col>`` (1-based) and ``val
 clean grey level in [0, 1], scored by RMSE. ``train.csv`` and ``test.csv`` list the same
 pixels as tables (``value`` only in train).
 
-A clean page is rows of glyphs from a per-task alphabet of 3x5 bitmaps, dark ink on light
-paper; the clean target also carries a faint paper texture no model can see, so the rule is
-not the answers. The hidden rule is the degradation, composed from the strategist's form:
-``stains`` (smooth dark blotches), ``blur`` (a Gaussian point spread), ``salt-pepper``
-(impulse pixels) and ``gradient`` (uneven illumination), always over sensor noise.
+A clean page is rows of glyphs from a per-task alphabet of 3x5 bitmaps (drawn with 2-pixel
+strokes), dark ink on light paper, with each page's own ink and paper levels; the clean
+target also carries a faint paper texture no model can see, so the rule is not the answers.
+The hidden rule is the degradation, composed from the strategist's form: ``stains`` (smooth
+dark blotches), ``blur`` (a Gaussian point spread), ``salt-pepper`` (impulse pixels) and
+``gradient`` (uneven illumination), always over sensor noise.
 
 ``rule.params["structure"]`` records the degradation kinds (not their strengths): the
-structure-aware learner builds the matching restoration features (median filter, an
-estimate of the page background, local contrast, sharpening) and fits a ridge on them; the
-generic learner fits a ridge on each pixel's 3x3 neighbourhood.
+structure-aware learner builds the matching restoration features (impulse repair, the page
+divided by an estimate of its paper level, sharpening, the page's ink and paper levels) and
+fits a ridge or gradient boosting on them; the generic learner fits a ridge or gradient
+boosting on each pixel's 3x3 neighbourhood (each chosen by cross-validation).
 """
 
 from __future__ import annotations
