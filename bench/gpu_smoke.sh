@@ -91,6 +91,8 @@ fi
 [[ "$GENERATION" == vllm || "$GENERATION" == hf ]] || die "GENERATION must be auto, vllm or hf"
 python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
   die "no CUDA device visible to torch"
+# `inspect eval` exits 1 without a word when a registry entry point fails to import
+python -c "import sandmle._registry" || die "sandmle's Inspect registry does not import (above)"
 
 MODEL="${1:-}"
 if [[ -z "$MODEL" && "$GENERATION" == vllm ]]; then
@@ -105,7 +107,7 @@ fi
 
 evaluate() { # MODEL_DIR LOG_NAME: inspect eval of the fixture tasks against MODEL_DIR
   local model="$1" name="$2"
-  local args=(--max-tokens 256 --time-limit "$EVAL_TIME_LIMIT" --log-dir "$WORK/$name" --display none)
+  local args=(--max-tokens 256 --time-limit "$EVAL_TIME_LIMIT" --log-dir "$WORK/$name" --display plain)
   if [[ "$GENERATION" == vllm && "$name" == eval-base ]]; then
     args+=(--model "vllm/$model" --model-base-url "http://127.0.0.1:$SERVE_PORT/v1")
   elif [[ "$GENERATION" == vllm ]]; then
