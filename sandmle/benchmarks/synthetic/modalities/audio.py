@@ -10,8 +10,10 @@ changes from task to task:
 
 * binary: positive iff the first pattern's call is present; negatives carry a look-alike
   (the second or third pattern) in the same band, so "energy in the band" is not enough;
-* multi-label: label j is present iff the j-th pattern's call is present (bands overlap);
+* multi-label: label j is present iff the j-th pattern's call is present;
 * multi-class: class c is the c-th pattern's call.
+
+All class calls share one band, so only their time-frequency shape tells them apart.
 
 Spare patterns are played as distractors, calls vary in pitch, length, onset and loudness
 (some are faint), and a ``label_noise`` share of labels is redrawn. ``rule.params["structure"]``
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import io
 import wave
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +36,9 @@ from sandmle.benchmarks.synthetic import targets as tg
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
 from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids, split_rows
 from sandmle.benchmarks.synthetic.domains import DomainPool
+
+if TYPE_CHECKING:  # the strategist imports the modalities lazily: no cycle at run time
+    from sandmle.benchmarks.synthetic.strategist import TaskRequest
 
 PATTERNS = ("upsweep", "downsweep", "tone", "trill", "warble", "double", "chord", "clicks")
 BACKGROUNDS = ("hiss", "rumble", "babble")
@@ -102,7 +107,7 @@ POOLS = (
 # ---------------------------------------------------------------- planning
 
 
-def plan(request, backend: str) -> Blueprint:
+def plan(request: TaskRequest, backend: str) -> Blueprint:
     """Blueprint: a pool, clip length and rate, the call<->class mapping and the background."""
     from sandmle.benchmarks.synthetic.strategist import _domain, _noise, role_rng
 

@@ -17,7 +17,7 @@ fits per-item models on the one-hot profile columns.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,9 @@ from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, ma
 from sandmle.benchmarks.synthetic.domains import CATEGORY_NAMES, DomainPool
 from sandmle.benchmarks.synthetic.modalities import tabular
 from sandmle.harness.metrics import ranking_k
+
+if TYPE_CHECKING:  # the strategist imports the modalities lazily: no cycle at run time
+    from sandmle.benchmarks.synthetic.strategist import TaskRequest
 
 MAX_TAKEN = 6
 GROUPS = (3, 4, 5)
@@ -70,7 +73,7 @@ POOLS = (
 # ---------------------------------------------------------------- planning
 
 
-def plan(request, backend: str) -> Blueprint:
+def plan(request: TaskRequest, backend: str) -> Blueprint:
     """Blueprint: a pool, profile columns, the item catalogue and the rule's form."""
     from sandmle.benchmarks.synthetic.strategist import _form, _noise, _size, role_rng
 
