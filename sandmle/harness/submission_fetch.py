@@ -20,6 +20,7 @@ import anyio
 from inspect_ai.util import OutputLimitExceededError, SandboxEnvironment, registry_info
 
 from sandmle.harness.layout import SUBMISSION_DIR, SUBMISSION_PATH
+from sandmle.harness.sandbox._files import open_leaf
 from sandmle.harness.submission import DEFAULT_MAX_BYTES
 
 SUBMISSION_NAME = "submission.csv"
@@ -69,8 +70,7 @@ def copy_host_file(directory: Path, dest: Path, max_bytes: int) -> str | None:
     """Copy ``directory/submission.csv`` to ``dest``: no symlinks, FIFOs or devices followed."""
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
-        fd = os.open(SUBMISSION_NAME, flags, dir_fd=dir_fd)
+        fd, info = open_leaf(SUBMISSION_NAME, dir_fd)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -79,7 +79,6 @@ def copy_host_file(directory: Path, dest: Path, max_bytes: int) -> str | None:
         return f"could not open {SUBMISSION_NAME}: {exc.strerror}"
     finally:
         os.close(dir_fd)
-    info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         if stat.S_ISDIR(info.st_mode):

@@ -24,6 +24,7 @@ from ._process import size_str
 
 Mount = tuple[str, Path, bool]  # (sandbox dir, host dir, writable)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _TEMP_PREFIX = ".sandmle-write-"
 
 
@@ -107,6 +108,13 @@ def _make_dir(parent_fd: int, name: str, owner: int | None) -> int:
     return fd
 
 
+def open_leaf(name: str, dir_fd: int) -> tuple[int, os.stat_result]:
+    """Open ``name`` in ``dir_fd`` for reading without following a link or blocking on a FIFO
+    (the caller checks the returned stat's kind before reading)."""
+    fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    return fd, os.fstat(fd)
+
+
 def read_host_file(target: HostTarget, text: bool, limit: int) -> str | bytes:
     """Read a regular file, refusing links, FIFOs, devices and anything over `limit` bytes."""
     if not target.parts:
@@ -114,15 +122,13 @@ def read_host_file(target: HostTarget, text: bool, limit: int) -> str | bytes:
     dir_fd = _open_dirs(target, None, create=False)
     try:
         name = target.parts[-1]
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
-            fd = os.open(name, flags, dir_fd=dir_fd)
+            fd, info = open_leaf(name, dir_fd)
         except OSError as error:
             raise _refuse_link(target, error, dir_fd, name) from None
     finally:
         os.close(dir_fd)
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(f"{target.file} is a directory")
         if not stat.S_ISREG(info.st_mode):
