@@ -137,10 +137,13 @@ def grade(
 ) -> None:
     """Grade a submission and print MLE-bench's report as JSON (exit 0, valid or not)."""
     from sandmle.harness.competition import load_competition
-    from sandmle.harness.grading import grade_csv, report_human_rank
+    from sandmle.harness.grading import report_human_rank
+    from sandmle.harness.grading_subprocess import grade_csv_bounded
 
     comp = load_competition(competition)
-    report = grade_csv(submission, comp)
+    # as the scorer grades: in a bounded child that knows its competition (a release's
+    # evaluator reads the public folder), so a hostile file cannot hang or exhaust the shell
+    report = grade_csv_bounded(submission, comp)
     data = report.to_dict()
     if math.isnan(report.gold_threshold):  # no leaderboard: say so instead of printing NaN
         for key in ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold"):

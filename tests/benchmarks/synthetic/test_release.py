@@ -200,3 +200,18 @@ def test_evaluator_runs_in_a_copy_of_the_public_folder(tmp_path: Path):
             assert grade_csv(path, competition).score == expected
     assert {p.name: p.read_bytes() for p in public.iterdir()} == before  # nothing added there
     assert not (competition.private_dir / "scratch.txt").exists()
+
+
+def test_sandmle_grade_runs_the_evaluator_in_the_public_folder(tmp_path: Path):
+    """`sandmle grade` grades a release task whose evaluator reads test.csv as the scorer does."""
+    from sandmle.cli import app
+
+    task = make_release(tmp_path / "release", READS_TEST)
+    import_release(tmp_path / "release", tmp_path / "out")
+    for path in submissions(tmp_path):
+        expected = round(run_original(task, path)["score"], 5)
+        args = ["grade", str(path), "--competition", str(tmp_path / "out/animal-sounds")]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.output)
+        assert report["valid_submission"] and report["score"] == expected
