@@ -93,12 +93,12 @@ def _kind(bp) -> str:
 
 def _forest(bp, public: PublicData) -> np.ndarray | None:
     """A random forest on the modality's generic features (not a model the generator uses);
-    None where predictions are not a float matrix (seq2seq texts)."""
+    None where targets are not numbers (seq2seq texts)."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    from sandmle.benchmarks.synthetic.modalities import featurizer, hook
+    from sandmle.benchmarks.synthetic.modalities import featurizer
 
-    if hook(bp.dna.modality, bp.dna.task_type, "ladder") is not None:
+    if bp.dna.task_type == "seq2seq":
         return None
     x, x_test = featurizer(bp.dna.modality, bp.dna.task_type)(bp, public)
     y = tg.encode_train_targets(bp, public.train)
