@@ -109,6 +109,42 @@ def test_verbalisation_of_hand_worked_tokens(cls, token, variant, spoken):
     assert seq2seq.verbalise(cls, token, variant) == spoken
 
 
+@pytest.mark.parametrize(
+    ("cls", "token", "variant", "spoken"),
+    [
+        ("cardinal", "21", "", "двадцать один"),
+        ("cardinal", "1 204", "", "одна тысяча двести четыре"),
+        ("cardinal", "22 000", "", "двадцать две тысячи"),
+        ("cardinal", "45 011", "", "сорок пять тысяч одиннадцать"),
+        ("ordinal", "21-й", "", "двадцать первый"),
+        ("ordinal", "40-й", "", "сороковой"),
+        ("money", "₽1", "", "один рубль"),
+        ("money", "₽3", "", "три рубля"),
+        ("money", "$12", "", "двенадцать долларов"),
+        ("money", "€21", "", "двадцать один евро"),
+        ("measure", "5кг", "", "пять килограммов"),
+        ("measure", "2км", "", "два километра"),
+        ("measure", "111%", "", "сто одиннадцать процентов"),
+        ("time", "9:05", "digits", "девять ноль пять"),
+        ("time", "21:00", "hours", "двадцать один час"),
+        ("time", "3:21", "hours", "три часа двадцать одна минута"),
+        ("letters", "МГУ", "spell", "м г у"),
+    ],
+)
+def test_russian_verbalisation_agrees_in_number(cls, token, variant, spoken):
+    assert seq2seq.classify(token, list(seq2seq.language("ru").patterns), "ru") == cls
+    assert seq2seq.language("ru").verbalise(cls, token, variant) == spoken
+
+
+def test_russian_seed_writes_cyrillic_tokens(tmp_path):
+    outcome = generate_task(get_seed(TEXT_NORMALIZATION[1]), 2, 5, tmp_path, max_attempts=4)
+    assert outcome.task_id, outcome.rejections
+    train = pd.read_csv(tmp_path / outcome.task_id / "prepared/public/train.csv")
+    changed = train[train["before"] != train["after"]]
+    assert changed["after"].str.contains("[а-я]").mean() > 0.9
+    assert train["before"].str.contains("[а-яА-Я]").mean() > 0.4  # plain words are Russian
+
+
 def test_plain_tokens_and_punctuation_match_no_class():
     for token in ("The", "bridge", ",", ".", "A", "Dr."):
         assert seq2seq.classify(token, list(seq2seq.PATTERNS)) is None
@@ -191,7 +227,7 @@ def test_seq2seq_structure_no_better_than_lookup_is_rejected(tmp_path, monkeypat
     monkeypatch.setattr(
         seq2seq,
         "structure_predict",
-        lambda train, test, classes: seq2seq.lookup_predict(train, test),
+        lambda train, test, classes, code="en": seq2seq.lookup_predict(train, test),
     )
     outcome = generate_task(get_seed(TEXT_NORMALIZATION[1]), 0, 5, tmp_path, max_attempts=2)
     assert outcome.task_id is None

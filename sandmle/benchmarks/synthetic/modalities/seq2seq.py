@@ -13,13 +13,16 @@ normalisable tokens as written (the label noise), so the rule is not the answers
 abbreviation table): the structure-aware learner verbalises those classes, picks each
 class's variant by matching ``train.csv``, and looks everything else up. The generic learner
 looks each token up in ``train.csv`` and copies unseen ones; the constant copies ``before``.
-Metric: accuracy of exact string match over tokens.
+Metric: accuracy of exact string match over tokens. The Russian seed writes Russian text
+(:mod:`.seq2seq_ru`: Cyrillic words, number agreement), its language recorded in the form.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -117,7 +120,8 @@ def plan(request, backend: str) -> Blueprint:
     pool = POOLS[int(rng.integers(len(POOLS)))]
     noise = _noise(request.dna, rng)
     n_train, n_test = int(rng.integers(900, 1401)), int(rng.integers(900, 1201))
-    chosen = rng.choice(CLASSES, int(rng.integers(4, 7)), replace=False)
+    code = "ru" if "russian" in request.dna.seed_task else "en"
+    chosen = rng.choice(language(code).classes, int(rng.integers(4, 7)), replace=False)
     form = sorted(str(c) for c in chosen)
     domain = MutatedDomain(
         title=pool.title,
@@ -129,7 +133,8 @@ def plan(request, backend: str) -> Blueprint:
         text_column="before",
     )
     params: dict[str, float | int | str] = {
-        "special_rate": round(float(rng.uniform(*SPECIAL_RATE)), 3)
+        "special_rate": round(float(rng.uniform(*SPECIAL_RATE)), 3),
+        "language": code,
     }
     return Blueprint(
         task_id=f"{pool.slug}-{request.index:03d}",
@@ -319,7 +324,12 @@ def _draw_token(cls: str, rng: np.random.Generator, abbreviations: list[str]) ->
 
 
 def _sentences(
-    n_rows: int, first_sentence: int, structure: dict, rng: np.random.Generator, rate: float
+    n_rows: int,
+    first_sentence: int,
+    structure: dict,
+    rng: np.random.Generator,
+    rate: float,
+    lang: Language,
 ) -> list[tuple[int, int, str, str]]:
     """(sentence id, token id, class, before) rows, ``n_rows`` of them exactly."""
     rows: list[tuple[int, int, str, str]] = []
@@ -340,51 +350,83 @@ def _sentences(
                 token = (
                     str(rng.choice(frequent))
                     if rng.random() < FREQUENT_SHARE
-                    else _draw_token(cls, rng, structure["abbreviations"])
+                    else lang.draw_token(cls, rng, structure["abbreviations"])
                 )
             else:
                 cls = "plain"
-                token = str(rng.choice(FUNCTION_WORDS if rng.random() < 0.5 else WORDS))
+                token = str(rng.choice(lang.function_words if rng.random() < 0.5 else lang.words))
                 token = token.capitalize() if position == 0 else token
             rows.append((sentence, position, cls, token))
         sentence += 1
     return rows
 
 
-def normalise(cls: str, token: str, variants: dict[str, str], table: dict[str, str]) -> str:
+def normalise(
+    cls: str, token: str, variants: dict[str, str], table: dict[str, str], lang: Language
+) -> str:
     """The rule: the class's verbalisation, the abbreviation table, else the token itself."""
     if cls == "abbreviation":
         return table[token]
-    if cls in PATTERNS:
-        return verbalise(cls, token, variants.get(cls, ""))
+    if cls in lang.patterns:
+        return lang.verbalise(cls, token, variants.get(cls, ""))
     return token
+
+
+@dataclass(frozen=True)
+class Language:
+    """What a language's normalization needs: its classes, token shapes and spoken forms."""
+
+    classes: tuple[str, ...]
+    variants: dict[str, tuple[str, ...]]
+    patterns: dict[str, re.Pattern[str]]
+    abbreviations: dict[str, str]
+    words: tuple[str, ...]
+    function_words: tuple[str, ...]
+    verbalise: Callable[[str, str, str], str]
+    draw_token: Callable[[str, np.random.Generator, list[str]], str]
+
+
+def language(code: str) -> Language:
+    """English (this module) or Russian (:mod:`.seq2seq_ru`, for the Russian seed)."""
+    if code == "ru":
+        from sandmle.benchmarks.synthetic.modalities import seq2seq_ru as ru
+
+        return Language(ru.CLASSES, ru.VARIANTS, ru.PATTERNS, ru.ABBREVIATIONS,
+                        tuple(ru.WORDS), tuple(ru.FUNCTION_WORDS), ru.verbalise,
+                        ru.draw_token)  # fmt: skip
+    return Language(CLASSES, VARIANTS, PATTERNS, ABBREVIATIONS, WORDS, tuple(FUNCTION_WORDS),
+                    verbalise, _draw_token)  # fmt: skip
 
 
 # ---------------------------------------------------------------- building
 
 
 def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
-    classes = [c for c in bp.form if c in CLASSES] or ["cardinal", "date", "letters"]
-    variants = {c: str(rng.choice(VARIANTS[c])) for c in classes if c in VARIANTS}
-    keys = sorted(ABBREVIATIONS)
+    code = str(bp.params.get("language", "en"))
+    lang = language(code)
+    classes = [c for c in bp.form if c in lang.classes] or ["cardinal", "letters"]
+    variants = {c: str(rng.choice(lang.variants[c])) for c in classes if c in lang.variants}
+    keys = sorted(lang.abbreviations)
     abbreviations = [str(k) for k in rng.choice(keys, int(rng.integers(6, 10)), replace=False)]
-    table = {k: ABBREVIATIONS[k] for k in abbreviations}
+    table = {k: lang.abbreviations[k] for k in abbreviations}
     structure = {
         "classes": classes,
         "abbreviations": sorted(abbreviations),
-        "frequent": {c: [_draw_token(c, rng, abbreviations) for _ in range(8)] for c in classes},
+        "frequent": {
+            c: [lang.draw_token(c, rng, abbreviations) for _ in range(8)] for c in classes
+        },
     }
     rate = float(bp.params.get("special_rate", 0.25))
     # At least 10%: about a fifth of tokens are normalisable, so the rule differs from the
     # answers on > 1% of rows (the gate's oracle_not_answers line).
     skip = float(np.clip(bp.noise.label_noise + 0.1, 0.1, 0.16))
     frame = pd.DataFrame(
-        _sentences(bp.n_train, 0, structure, rng, rate)
-        + _sentences(bp.n_test, 10**4, structure, rng, rate),
+        _sentences(bp.n_train, 0, structure, rng, rate, lang)
+        + _sentences(bp.n_test, 10**4, structure, rng, rate, lang),
         columns=["sentence_id", "token_id", "class", "before"],
     )
     clean = [
-        normalise(c, t, variants, table)
+        normalise(c, t, variants, table, lang)
         for c, t in zip(frame["class"], frame["before"], strict=True)
     ]
     # Annotators leave some normalisable tokens as written: the rule is not the answers.
@@ -402,7 +444,7 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
         f"({', '.join(f'{k}: {v}' for k, v in sorted(variants.items()))}); "
         f"{skip:.0%} of them are left as written",
         params={
-            "structure": {"classes": classes},
+            "structure": {"classes": classes, "language": code},
             "variants": variants,
             "abbreviations": table,
             "skip_rate": round(skip, 3),
@@ -435,35 +477,41 @@ def lookup_predict(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
     return np.array([table.get(t, t) for t in test["before"].astype(str)], dtype=object)[:, None]
 
 
-def classify(token: str, classes: list[str]) -> str | None:
+def classify(token: str, classes: list[str], code: str = "en") -> str | None:
+    patterns = language(code).patterns
     for cls in classes:
-        if cls in PATTERNS and PATTERNS[cls].match(token):
+        if cls in patterns and patterns[cls].match(token):
             return cls
     return None
 
 
-def fit_variants(train: pd.DataFrame, classes: list[str]) -> dict[str, str]:
+def fit_variants(train: pd.DataFrame, classes: list[str], code: str = "en") -> dict[str, str]:
     """Each class's variant: the one that matches most training ``after`` values."""
+    lang = language(code)
     chosen: dict[str, str] = {}
     pairs = list(zip(train["before"].astype(str), train["after"].astype(str), strict=True))
     for cls in classes:
-        options = VARIANTS.get(cls, ("",))
+        options = lang.variants.get(cls, ("",))
         hits = [
-            sum(verbalise(cls, b, v) == a for b, a in pairs if classify(b, [cls]) == cls)
+            sum(lang.verbalise(cls, b, v) == a for b, a in pairs if classify(b, [cls], code) == cls)
             for v in options
         ]
         chosen[cls] = options[int(np.argmax(hits))]
     return chosen
 
 
-def structure_predict(train: pd.DataFrame, test: pd.DataFrame, classes: list[str]) -> np.ndarray:
+def structure_predict(
+    train: pd.DataFrame, test: pd.DataFrame, classes: list[str], code: str = "en"
+) -> np.ndarray:
     """Rules for the form's classes (variants fit on train), lookup, then copy."""
-    variants = fit_variants(train, classes)
+    lang = language(code)
+    variants = fit_variants(train, classes, code)
     table = lookup_table(train)
     out = []
     for token in test["before"].astype(str):
-        cls = classify(token, classes)
-        out.append(verbalise(cls, token, variants[cls]) if cls else table.get(token, token))
+        cls = classify(token, classes, code)
+        spoken = lang.verbalise(cls, token, variants[cls]) if cls else table.get(token, token)
+        out.append(spoken)
     return np.array(out, dtype=object)[:, None]
 
 
@@ -471,8 +519,11 @@ def ladder(bp: Blueprint, rule: HiddenRule, data) -> dict[str, np.ndarray]:
     """Constant (copy), generic (lookup + copy), structure (rules + lookup + copy)."""
     out = {"constant": copy_before(data.test), "generic": lookup_predict(data.train, data.test)}
     if "structure" in rule.params:
-        classes = list(rule.params["structure"]["classes"])
-        out["structure"] = structure_predict(data.train, data.test, classes)
+        structure = rule.params["structure"]
+        code = str(structure.get("language", "en"))
+        out["structure"] = structure_predict(
+            data.train, data.test, list(structure["classes"]), code
+        )
     return out
 
 
@@ -499,11 +550,12 @@ def features(bp: Blueprint, task) -> tuple[np.ndarray, np.ndarray]:
 def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarray, np.ndarray]:
     """One-hot of the form's class each token matches (none: last column)."""
     classes = list(rule.params["structure"]["classes"])
+    code = str(rule.params["structure"].get("language", "en"))
 
     def encode(frame: pd.DataFrame) -> np.ndarray:
         rows = np.zeros((len(frame), len(classes) + 1))
         for i, token in enumerate(frame["before"].astype(str)):
-            cls = classify(token, classes)
+            cls = classify(token, classes, code)
             rows[i, classes.index(cls) if cls else len(classes)] = 1
         return rows
 
@@ -516,11 +568,12 @@ def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarra
 def describe(bp: Blueprint, task: DevelopedTask, sample: pd.DataFrame) -> str:
     """description.md: the Data section names every file and column (the sanity gate reads it)."""
     example = sample.head(3).to_csv(index=False, lineterminator="\n")
+    code = str(bp.params.get("language", "en"))
     return (
         "\n\n".join(
             [
                 f"# {bp.domain.title}",
-                "## Overview\n\nEach row is one written token of the "
+                f"## Overview\n\nEach row is one written token of the {_LANGUAGE_NAMES[code]} "
                 f"{bp.domain.entity}s in this set. Predict its spoken form (`after`) from the written form "
                 "(`before`): most tokens stay as they are, while numbers, dates, amounts and "
                 f"similar tokens are read out in words. The training set has {len(task.train)} "
@@ -540,6 +593,9 @@ def describe(bp: Blueprint, task: DevelopedTask, sample: pd.DataFrame) -> str:
         )
         + "\n"
     )
+
+
+_LANGUAGE_NAMES = {"en": "English", "ru": "Russian"}
 
 
 def _cols(frame: pd.DataFrame) -> str:
