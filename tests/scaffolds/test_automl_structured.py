@@ -19,7 +19,7 @@ PublicData = pytest.importorskip("sandmle.benchmarks.synthetic.learners").Public
 
 
 def _task(seed: str, out: Path):
-    outcome = synthetic.generate_task(seeds.get_seed(seed), 0, 21, out, max_attempts=4)
+    outcome = synthetic.generate_task(seeds.get_seed(seed), 0, 21, out)
     assert outcome.task_id, outcome.rejections
     return load_competition(out / outcome.task_id)
 

@@ -114,9 +114,17 @@ def generate(
     console.print(
         f"wrote {len(accepted)} task(s) to {out} ({rejected} attempt(s) rejected by the sanity gate)"
     )
-    if len(accepted) < n:
+    failed = [o for o in outcomes if not o.task_id]
+    for outcome in failed:  # pack.yaml lists accepted tasks only: say here why slots failed
+        last = outcome.rejections[-1].failures if outcome.rejections else []
+        reasons = "; ".join(f"{f.rule}: {f.reason}" for f in last if f.severity == "error")
+        console.print(
+            f"slot {outcome.index} ({outcome.seed_task}), attempt {len(outcome.rejections)}: "
+            f"{reasons or 'no attempt recorded'}"
+        )
+    if failed:
         raise SandmleError(
-            f"{n - len(accepted)} slot(s) were rejected on every attempt; see pack.yaml"
+            f"{len(failed)} slot(s) were rejected on every attempt (last reasons above)"
         )
 
 

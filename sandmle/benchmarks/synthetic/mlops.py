@@ -99,12 +99,14 @@ def bootstrap_ladder(
     answers: pd.DataFrame,
     submissions: dict[str, pd.DataFrame],
     rng: np.random.Generator,
+    groups: np.ndarray | None = None,
 ) -> Ladder:
-    """Grade each submission on the full test set and on bootstrap resamples of its rows."""
+    """Grade each submission on the full test set and on bootstrap resamples of its rows;
+    with ``groups`` (one key per answer row), whole groups are resampled, since rows of one
+    group (a page's pixels, a sentence's tokens) share their errors."""
     grade = get_grader(config.grader.name)
     id_column = config.id_columns[0]
-    n = len(answers)
-    draws = [rng.integers(0, n, n) for _ in range(N_BOOTSTRAP)]
+    draws = [_draw(rng, len(answers), groups) for _ in range(N_BOOTSTRAP)]
     order = answers[[id_column]].reset_index(drop=True)
     scores: dict[str, LadderScore] = {}
     for name, submission in submissions.items():
@@ -128,6 +130,16 @@ def bootstrap_ladder(
         )
     sigma = max(scores[name].sd for name in ("generic", "structure") if name in scores)
     return Ladder(scores=scores, is_lower_better=metric_direction(config), sigma=sigma)
+
+
+def _draw(rng: np.random.Generator, n: int, groups: np.ndarray | None) -> np.ndarray:
+    """Row indices of one bootstrap resample: rows, or whole groups drawn with replacement."""
+    if groups is None:
+        return rng.integers(0, n, n)
+    keys, codes = np.unique(groups, return_inverse=True)
+    members = [np.flatnonzero(codes == k) for k in range(len(keys))]
+    picked = rng.integers(0, len(keys), len(keys))
+    return np.concatenate([members[k] for k in picked])
 
 
 def _resample(frame: pd.DataFrame, idx: np.ndarray, id_column: str) -> pd.DataFrame:

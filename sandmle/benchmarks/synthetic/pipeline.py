@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -120,6 +121,15 @@ def competition_config(bp: Blueprint, thresholds: Thresholds, options: dict) -> 
     )
 
 
+def row_groups(task_type: str, ids: pd.Series) -> np.ndarray | None:
+    """The unit rows are drawn in for the test-noise bootstrap, where rows are not independent:
+    a page (``<image>_<row>_<col>``) or a sentence (``<sentence>_<token>``)."""
+    parts = {"image-to-image": 2, "seq2seq": 1}.get(task_type)
+    if parts is None:
+        return None
+    return ids.astype(str).str.rsplit("_", n=parts).str[0].to_numpy()
+
+
 def score_baselines(bp: Blueprint, root: Path, predictions: dict) -> tuple[BaselineScores, Ladder]:
     """Grade each baseline with the real grader, on the test set and on bootstrap resamples."""
     config = competition_config(bp, Thresholds(gold=0, silver=0, bronze=0, median=0), {})
@@ -130,7 +140,8 @@ def score_baselines(bp: Blueprint, root: Path, predictions: dict) -> tuple[Basel
         write_csv(tg.submission_frame(bp, ids, predictions[name]), path, SUBMISSION_FLOAT_FORMAT)
         submissions[name] = read_csv_reference(path)
     answers = read_csv_reference(root / "prepared/private/answers.csv")
-    ladder = bootstrap_ladder(config, answers, submissions, role_rng(bp.entropy, 5))
+    groups = row_groups(bp.dna.task_type, answers[bp.domain.id_column])
+    ladder = bootstrap_ladder(config, answers, submissions, role_rng(bp.entropy, 5), groups)
     scores = {
         k: None if v.score is None else round_score(v.score) for k, v in ladder.scores.items()
     }

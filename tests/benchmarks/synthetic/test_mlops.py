@@ -78,3 +78,27 @@ def test_bootstrap_spread_shrinks_with_more_test_rows():
     small, large = spread(40), spread(800)
     assert small == pytest.approx(np.sqrt(0.16 / 40), rel=0.35)
     assert large == pytest.approx(np.sqrt(0.16 / 800), rel=0.35)
+
+
+def test_grouped_bootstrap_resamples_whole_pages_and_sentences():
+    """Rows of one page (or sentence) share their errors: the test-noise bootstrap draws the
+    page, never a pixel alone, so a page-level error cannot shrink into pixel-level noise."""
+    import numpy as np
+    import pandas as pd
+
+    from sandmle.benchmarks.synthetic.mlops import _draw
+    from sandmle.benchmarks.synthetic.pipeline import row_groups
+
+    pixels = pd.Series([f"{page}_{r}_{c}" for page in (7, 8, 19) for r in (1, 2) for c in (1, 2)])
+    assert list(row_groups("image-to-image", pixels)) == ["7"] * 4 + ["8"] * 4 + ["19"] * 4
+    tokens = pd.Series(["s1_0", "s1_1", "s12_0"])
+    assert list(row_groups("seq2seq", tokens)) == ["s1", "s1", "s12"]
+    assert row_groups("binary", tokens) is None
+    groups = row_groups("image-to-image", pixels)
+    for seed in range(20):
+        idx = _draw(np.random.default_rng(seed), len(pixels), groups)
+        assert len(idx) == len(pixels)
+        for start in range(0, len(idx), 4):  # each drawn page comes whole, in one block
+            assert sorted(idx[start : start + 4]) == list(
+                np.flatnonzero(groups == groups[idx[start]])
+            )

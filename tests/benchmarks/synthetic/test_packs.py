@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION, MODALITIES
 from sandmle.benchmarks.synthetic.determinism import file_digests
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
+from sandmle.benchmarks.synthetic.pipeline import row_groups
 from sandmle.benchmarks.synthetic.sanity import check_directory
 from sandmle.errors import SandmleError
 from sandmle.harness.pack import load_pack
@@ -53,8 +55,17 @@ def test_role_artifacts_sit_beside_prepared_not_in_public(small_pack):
 
 
 def test_tasks_are_micro_with_test_sets_large_enough_for_medals(small_pack):
+    """Sizes in independent units: rows, or pages of an image-to-image task (its rows are
+    pixels; the bootstrap that sets its medals resamples pages)."""
     for competition in load_pack(small_pack).competitions:
         public = competition.public_dir
+        if competition.config.task_type == "image-to-image":
+            train, test = (
+                set(row_groups("image-to-image", pd.read_csv(public / name)["id"]))
+                for name in ("train.csv", "test.csv")
+            )
+            assert 5 <= len(train) <= 20 and 90 <= len(test) <= 150, competition.id
+            continue
         train = sum(1 for _ in open(public / "train.csv")) - 1
         test = sum(1 for _ in open(public / "test.csv")) - 1
         assert 150 <= train <= 4000, competition.id
