@@ -290,9 +290,18 @@ class Facts:
     def of(cls, bp: Blueprint, sample: pd.DataFrame) -> Facts:
         lower = get_metric(bp.dna.metric).lower_is_better
         kind = {"prob": "a probability", "label": "a label", "value": "a number"}
+        metric_text = METRIC_TEXT.get(bp.dna.metric, bp.dna.metric.replace("_", " "))
+        if bp.dna.metric.startswith("map_at_"):  # a ranking: say what a cell holds and how
+            k = int(bp.dna.metric.rsplit("_", 1)[1])
+            kind["ranked"] = f"up to {k} item ids separated by single spaces, most likely first"
+            metric_text = (
+                f"mean average precision at {k} (MAP@{k}): per row, the precision at each rank "
+                f"where a listed id is one the row really took, summed and divided by the "
+                f"smaller of {k} and the number taken, then averaged over rows"
+            )
         return cls(
             metric=bp.dna.metric,
-            metric_text=METRIC_TEXT.get(bp.dna.metric, bp.dna.metric.replace("_", " ")),
+            metric_text=metric_text,
             direction="lower is better" if lower else "higher is better",
             id_column=bp.domain.id_column,
             id_scheme=ID_SCHEMES.get(bp.dna.id_scheme, "unique strings"),

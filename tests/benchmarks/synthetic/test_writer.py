@@ -150,3 +150,19 @@ def test_public_names_and_lone_common_words_are_not_leaks():
     text = "A ring_cell tile; one lamp on the desk. Columns: `ring`."
     assert description_leaks(text, RULE, set()) == []
     assert description_leaks(text, IMAGE_RULE, {"ring"}) == []
+
+
+def test_ranking_descriptions_say_what_a_cell_holds_and_how_map_at_k_scores():
+    import pandas as pd
+
+    from sandmle.benchmarks.synthetic.seeds import SEEDS
+    from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
+    from sandmle.benchmarks.synthetic.writer import Facts
+
+    seed = next(s for s in SEEDS.values() if s.metric.startswith("map_at_"))
+    bp = plan(TaskRequest(index=0, dna=seed, entropy=[5, 0, 0]))
+    k = int(seed.metric.rsplit("_", 1)[1])
+    sample = pd.DataFrame({bp.domain.id_column: ["a1"], "items": ["x1 x2"]})
+    facts = Facts.of(bp, sample)
+    assert facts.value_kind == f"up to {k} item ids separated by single spaces, most likely first"
+    assert f"MAP@{k}" in facts.metric_text and "averaged over rows" in facts.metric_text
