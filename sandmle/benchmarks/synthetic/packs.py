@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from sandmle.benchmarks.synthetic.backend import check_backend_covers
 from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION
 from sandmle.benchmarks.synthetic.pipeline import (
     MAX_ATTEMPTS,
@@ -67,6 +68,7 @@ def generate_pack(
         raise SandmleError(f"{out}: output folder is not empty")
     out.mkdir(parents=True, exist_ok=True)
     seeds = select_seeds(spec.modalities, spec.seed_ids)
+    check_backend_covers(spec.backend, seeds[: spec.n])
     options = {"model": spec.model} if spec.model else None
     secret = spec.secret if spec.secret is not None else new_secret()
     check_secret(secret)

@@ -57,6 +57,8 @@ class LLMBackend(ProceduralBackend):
     """Three roles played by any Inspect model; the MLOps rule stays the documented one."""
 
     name = "llm"
+    # its prompts and file contract cover rows of features (tabular, text, image, series)
+    UNSUPPORTED_TASK_TYPES = frozenset({"audio", "ranking", "seq2seq", "image-to-image"})
 
     def __init__(
         self,
