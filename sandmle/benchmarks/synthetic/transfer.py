@@ -2,7 +2,8 @@
 
 For binary tasks of a modality whose inputs share one feature space (images: a bank of
 template matches over all eight shapes, so "is there a circle" transfers between tasks whose
-target is a circle; text: words), a linear model is trained on the *other* tasks' training
+target is a circle; text: words; audio: every call pattern matched at fixed relative bands),
+a linear model is trained on the *other* tasks' training
 rows (label: the positive class) and graded on this task's test set with the real grader. A task it
 already solves at bronze or better is a near-duplicate in disguise (the same rule under new
 names), and the pack regenerates it.
@@ -25,7 +26,7 @@ from sandmle.benchmarks.synthetic.learners import PublicData
 from sandmle.harness.competition import PUBLIC_DIR, load_competition
 from sandmle.harness.grading import grade_frame
 
-MODALITIES = ("image", "text")
+MODALITIES = ("image", "text", "audio")
 
 
 def transfer_failures(pack: Path, task_ids: list[str]) -> dict[str, str]:
@@ -77,6 +78,10 @@ def _transfer_predict(modality: str, others: list, bp, data: PublicData) -> np.n
 def _inputs(modality: str, bp, data: PublicData, frame: pd.DataFrame):
     if modality == "text":
         return frame[bp.domain.text_column].astype(str)
+    if modality == "audio":
+        from sandmle.benchmarks.synthetic.modalities.audio import call_bank_features
+
+        return call_bank_features(data.files, frame[bp.domain.id_column])
     from sandmle.benchmarks.synthetic.modalities.image import shape_bank_features
 
     return shape_bank_features(data.files, frame[bp.domain.id_column], int(bp.params["size"]))

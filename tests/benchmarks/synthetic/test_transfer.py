@@ -43,3 +43,22 @@ def test_accepted_binary_image_tasks_pass_the_gate(tmp_path: Path):
     for outcome in outcomes:  # every regenerated or dropped slot says why
         transfers = [f for r in outcome.rejections for f in r.failures if f.rule == "transfer"]
         assert all("trained on" in f.reason for f in transfers)
+
+
+def test_an_audio_twin_is_caught_and_distinct_audio_tasks_pass(small_pack: Path, tmp_path: Path):
+    """Audio tasks share the call bank's feature space: a copy under another id is caught;
+    two whale-like tasks with their own call mappings and bands are not."""
+    original = _task(small_pack, "the-icml-2013-whale-challenge-right-whale-redux")
+    shutil.copytree(small_pack / original, tmp_path / "twins" / original)
+    twin = Path(shutil.copytree(small_pack / original, tmp_path / "twins" / "twin-998"))
+    config = yaml.safe_load((twin / "competition.yaml").read_text())
+    (twin / "competition.yaml").write_text(yaml.safe_dump({**config, "id": "twin-998"}))
+    failures = transfer_failures(tmp_path / "twins", [original, "twin-998"])
+    assert set(failures) == {original, "twin-998"}
+    assert "trained on 1 other audio task(s)" in failures[original]
+
+    seeds = ["the-icml-2013-whale-challenge-right-whale-redux"] * 2
+    spec = PackSpec(n=2, seed=3, seed_ids=seeds, secret="transfer-test-secret")
+    outcomes = generate_pack(spec, tmp_path / "p", workers=2, progress=False)
+    ids = [o.task_id for o in outcomes if o.task_id]
+    assert len(ids) == 2 and transfer_failures(tmp_path / "p", ids) == {}

@@ -418,6 +418,23 @@ def structure_features(bp: Blueprint, rule: HiddenRule, data: Any) -> tuple[np.n
     return encode(data.train[column]), encode(data.test[column])
 
 
+BANK_BANDS = (0.1, 0.25, 0.4, 0.55, 0.7)
+"""Low edges (share of the Nyquist frequency) of the call bank's bands, each 0.2 wide."""
+
+
+def call_bank_features(files: Any, ids: pd.Series) -> np.ndarray:
+    """Matches of every call pattern at a fixed set of relative bands: one feature space for
+    all audio tasks whatever their rate or mapping (the transfer gate's input)."""
+    clips, rate = _stack(files, ids)
+    nyquist = rate / 2
+    bank = [
+        {"pattern": p, "low": b * nyquist, "high": (b + 0.2) * nyquist, "length": 0.33}
+        for p in PATTERNS
+        for b in BANK_BANDS
+    ]
+    return call_matches(spectrogram(clips), bank, rate)
+
+
 def call_matches(spec: np.ndarray, calls: list[dict[str, Any]], rate: int) -> np.ndarray:
     """Per call and pitch (x0.92, x1, x1.08): best template match and the mean of the top
     three; plus the peak energy in the call's band."""
