@@ -11,7 +11,8 @@ the answers). Their submissions are graded by the real grader. Prints JSON:
 * the acceptance figures: the constant never above median, the generic learner between
   median and gold on >= 70% of tasks, the structure-aware learner gold on >= 90%, and every
   band between adjacent milestones >= 2 bootstrap sds (sigma re-estimated here from the
-  generic and structure-aware submissions on 60 resamples of the test rows).
+  generic and structure-aware submissions on 60 resamples of the test rows, or of whole
+  pages / sentences where rows are not independent).
 
 Usage: python bench/synth_difficulty.py [PACK_DIR]   (default: a fresh 40-task pack, seed 123)
 """
@@ -32,6 +33,7 @@ from sandmle.benchmarks.synthetic.developer import HiddenRule
 from sandmle.benchmarks.synthetic.learners import LEARNERS, PublicData, ladder
 from sandmle.benchmarks.synthetic.mlops import bootstrap_ladder
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
+from sandmle.benchmarks.synthetic.pipeline import row_groups
 from sandmle.harness.grading import grade_frame
 from sandmle.harness.pack import load_pack
 from sandmle.harness.submission import read_csv_reference
@@ -76,6 +78,7 @@ def task_result(competition) -> dict:
         answers,
         {k: frames[k] for k in ("generic", "structure")},
         np.random.default_rng(0),
+        row_groups(bp.dna.task_type, answers[bp.domain.id_column]),  # pages, sentences
     )
     t = competition.config.thresholds
     values = [t.median, t.bronze, t.silver, t.gold]
