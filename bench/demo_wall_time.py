@@ -84,14 +84,15 @@ def run_demo(mode: str, log_dir: Path, tasks: list[str], src: Path | None) -> di
     cmd += [arg for task in tasks for arg in ("--task", task)]
     if mode == "cold":
         cmd.append("--no-warm-python")
-    env = dict(os.environ)
-    if src is not None:  # before the editable install on sys.path
+    env, cwd = dict(os.environ), None
+    if src is not None:  # before the editable install; and -m puts the cwd first: be there
         env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
+        cwd = str(src)
     load = os.getloadavg()[0]
     group = CpuGroup(f"sandmle-bench-{os.getpid()}-{log_dir.name}")
     try:
         start = time.perf_counter()
-        proc = subprocess.run(group.wrap(cmd), capture_output=True, text=True, env=env)
+        proc = subprocess.run(group.wrap(cmd), capture_output=True, text=True, env=env, cwd=cwd)
         wall = time.perf_counter() - start
         cpu = group.seconds()
     finally:
@@ -222,7 +223,7 @@ def main() -> None:
     if args.demo_tasks:
         args.task += first_demo_tasks(args.demo_tasks)
     modes = MODES + (("warm@baseline",) if args.baseline_src else ())
-    root = args.keep or Path(tempfile.mkdtemp(prefix="demo-wall-"))
+    root = (args.keep or Path(tempfile.mkdtemp(prefix="demo-wall-"))).resolve()
     runs = []
     try:
         for i, mode in enumerate(order(args.pairs, modes)):
