@@ -91,8 +91,18 @@ fi
 [[ "$GENERATION" == vllm || "$GENERATION" == hf ]] || die "GENERATION must be auto, vllm or hf"
 python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
   die "no CUDA device visible to torch"
-# `inspect eval` exits 1 without a word when a registry entry point fails to import
-python -c "import sandmle._registry" || die "sandmle's Inspect registry does not import (above)"
+# `inspect eval` exits 1 without a word when it cannot find the task: Inspect names a
+# package's tasks `sandmle/...` only when the package sits in a site-packages folder (or is
+# installed editable), not in a `pip install --target` / PYTHONPATH folder of another name
+python - <<'PY' || die "Inspect does not see sandmle/synthetic: install sandmle into a site-packages folder (pip install -e . or a venv)"
+import sys
+
+from inspect_ai._util.entrypoints import ensure_entry_points
+from inspect_ai._util.registry import registry_lookup
+
+ensure_entry_points("sandmle")  # an import error is printed here, not swallowed
+sys.exit(registry_lookup("task", "sandmle/synthetic") is None)
+PY
 
 MODEL="${1:-}"
 if [[ -z "$MODEL" && "$GENERATION" == vllm ]]; then
