@@ -38,3 +38,34 @@ def test_blueprints_are_micro_and_deterministic(seed):
         assert bp.n_train <= 4000 and 150 <= bp.n_test <= 1200  # micro, but medals above noise
     assert bp.form  # the rule's form is drawn from the modality's library
     assert bp.task_id.endswith("-003")
+
+
+# MLE-bench-lite's task types as the seed table names them (ordinal is multiclass + a flag,
+# several regression targets are one regression task with several outputs).
+LITE_TASK_TYPES = {
+    "binary-classification": "binary",
+    "multiclass-classification": "multiclass",
+    "ordinal-classification": "multiclass",
+    "multilabel-classification": "multilabel",
+    "regression": "regression",
+    "multi-target-regression": "regression",
+    "image-to-image-regression": "image-to-image",
+    "sequence-to-sequence": "seq2seq",
+}
+
+
+def test_every_lite_seed_keeps_its_modality_and_task_type():
+    """Audio stays audio, seq2seq stays seq2seq, image-to-image stays image-to-image."""
+    import csv
+    from pathlib import Path
+
+    table = Path(__file__).parents[3].parent / "shared/mlebench/lite-competitions.csv"
+    if not table.is_file():
+        pytest.skip("no MLE-bench-lite table in ../shared")
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    assert {r["id"] for r in rows} == set(LITE_SEEDS)
+    for row in rows:
+        seed = SEEDS[row["id"]]
+        assert seed.modality == row["modality"], row["id"]
+        assert seed.task_type == LITE_TASK_TYPES[row["task_type"]], row["id"]
+        assert seed.ordinal == (row["task_type"] == "ordinal-classification"), row["id"]
