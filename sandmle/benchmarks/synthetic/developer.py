@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandmle.benchmarks.synthetic import targets as tg
 from sandmle.benchmarks.synthetic.blueprint import Blueprint, IdScheme
 from sandmle.benchmarks.synthetic.strategist import role_rng
 
@@ -74,6 +75,28 @@ def make_ids(scheme: IdScheme, n: int, rng: np.random.Generator, prefix: str = "
                 seen.add(value)
                 values.append(value)
     return pd.Series(values, dtype=object if scheme != "int" else np.int64)
+
+
+def file_rows_task(
+    bp: Blueprint,
+    rule: HiddenRule,
+    ids: pd.Series,
+    y: np.ndarray,
+    oracle: np.ndarray,
+    files: dict[str, bytes],
+) -> DevelopedTask:
+    """A task whose rows are files (an image or a clip per id): the csv holds only the ids,
+    train rows get their labels, test rows' labels become the answers."""
+    train, test = split_rows(bp, pd.DataFrame({bp.domain.id_column: ids}))
+    train = pd.concat([train, tg.train_label_frame(bp, y[: bp.n_train])], axis=1)
+    return DevelopedTask(
+        rule=rule,
+        train=train,
+        test=test,
+        answers=tg.answers_frame(bp, test[bp.domain.id_column], y[bp.n_train :]),
+        files=files,
+        oracle=oracle[bp.n_train :],
+    )
 
 
 def split_rows(bp: Blueprint, frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -6,6 +6,8 @@ request always gives the same blueprint.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
@@ -56,17 +58,33 @@ def plan(request: TaskRequest, backend: str = "procedural") -> Blueprint:
     pool = POOLS[dna.modality][int(rng.integers(len(POOLS[dna.modality])))]
     noise = _noise(dna, rng)
     n_train, n_test, params = _size(dna, rng)
+    domain = _domain(dna, pool, noise, rng)
+    return new_blueprint(
+        request, backend, domain, noise, (n_train, n_test), params, _form(dna, rng)
+    )
+
+
+def new_blueprint(
+    request: TaskRequest,
+    backend: str,
+    domain: MutatedDomain,
+    noise: AdversarialNoise,
+    sizes: tuple[int, int],
+    params: dict[str, Any],
+    form: list[str],
+) -> Blueprint:
+    """The blueprint of ``request``'s slot: id from the domain's slug and the slot index."""
     return Blueprint(
-        task_id=f"{pool.slug}-{request.index:03d}",
+        task_id=f"{domain.slug}-{request.index:03d}",
         backend=backend,
         entropy=list(request.entropy),
-        dna=dna,
-        domain=_domain(dna, pool, noise, rng),
+        dna=request.dna,
+        domain=domain,
         noise=noise,
-        n_train=n_train,
-        n_test=n_test,
+        n_train=sizes[0],
+        n_test=sizes[1],
         params=params,
-        form=_form(dna, rng),
+        form=form,
     )
 
 

@@ -34,7 +34,12 @@ from scipy import signal as sps
 
 from sandmle.benchmarks.synthetic import targets as tg
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
-from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids, split_rows
+from sandmle.benchmarks.synthetic.developer import (
+    DevelopedTask,
+    HiddenRule,
+    file_rows_task,
+    make_ids,
+)
 from sandmle.benchmarks.synthetic.domains import DomainPool
 
 if TYPE_CHECKING:  # the strategist imports the modalities lazily: no cycle at run time
@@ -109,7 +114,7 @@ POOLS = (
 
 def plan(request: TaskRequest, backend: str) -> Blueprint:
     """Blueprint: a pool, clip length and rate, the call<->class mapping and the background."""
-    from sandmle.benchmarks.synthetic.strategist import _domain, _noise, role_rng
+    from sandmle.benchmarks.synthetic.strategist import _domain, _noise, new_blueprint, role_rng
 
     rng = role_rng(request.entropy, 0)
     dna = request.dna
@@ -124,18 +129,8 @@ def plan(request: TaskRequest, backend: str) -> Blueprint:
     n_test = int(rng.integers(*TEST_ROWS)) + (250 if many else 0)
     calls = ",".join(str(p) for p in rng.permutation(PATTERNS))
     form = [f"calls={calls}", f"background={rng.choice(BACKGROUNDS)}"]
-    return Blueprint(
-        task_id=f"{pool.slug}-{request.index:03d}",
-        backend=backend,
-        entropy=list(request.entropy),
-        dna=dna,
-        domain=_domain(dna, pool, noise, rng),
-        noise=noise,
-        n_train=n_train,
-        n_test=n_test,
-        params=params,
-        form=form,
-    )
+    domain = _domain(dna, pool, noise, rng)
+    return new_blueprint(request, backend, domain, noise, (n_train, n_test), params, form)
 
 
 def _form(bp: Blueprint) -> tuple[list[str], str]:
@@ -163,18 +158,8 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
     clips = [_clip(row, length, rate, background, rng) for row in plan_rows]
     y, oracle = _observe(bp, truth, rng)
     ids = make_ids(bp.dna.id_scheme, n, rng, prefix="clip")
-    frame = pd.DataFrame({bp.domain.id_column: ids})
-    train, test = split_rows(bp, frame)
-    train = pd.concat([train, tg.train_label_frame(bp, y[: bp.n_train])], axis=1)
     files = {f"{AUDIO_DIR}/{ids[i]}.wav": wav_bytes(clips[i], rate) for i in range(n)}
-    return DevelopedTask(
-        rule=rule,
-        train=train,
-        test=test,
-        answers=tg.answers_frame(bp, test[bp.domain.id_column], y[bp.n_train :]),
-        files=files,
-        oracle=oracle[bp.n_train :],
-    )
+    return file_rows_task(bp, rule, ids, y, oracle, files)
 
 
 def _class_calls(

@@ -53,7 +53,7 @@ COLUMNS = ("image", "row", "col")
 
 def plan(request, backend: str) -> Blueprint:
     """Blueprint for a denoising task: image size and counts, the degradation kinds (form)."""
-    from sandmle.benchmarks.synthetic.strategist import _noise, role_rng
+    from sandmle.benchmarks.synthetic.strategist import _noise, new_blueprint, role_rng
 
     rng = role_rng(request.entropy, 0)
     pool = POOLS[int(rng.integers(len(POOLS)))]
@@ -76,18 +76,10 @@ def plan(request, backend: str) -> Blueprint:
         target_columns=["value"],
         unit="grey level in [0, 1]",
     )
-    return Blueprint(
-        task_id=f"{pool.slug}-{request.index:03d}",
-        backend=backend,
-        entropy=list(request.entropy),
-        dna=request.dna,
-        domain=domain,
-        noise=noise,
-        n_train=n_train_images * per_image,
-        n_test=n_test_images * per_image,
-        params={"size": size, "n_train_images": n_train_images, "n_test_images": n_test_images},
-        form=sorted(str(c) for c in chosen),
-    )
+    sizes = (n_train_images * per_image, n_test_images * per_image)
+    params = {"size": size, "n_train_images": n_train_images, "n_test_images": n_test_images}
+    form = sorted(str(c) for c in chosen)
+    return new_blueprint(request, backend, domain, noise, sizes, params, form)
 
 
 # ---------------------------------------------------------------- pages and degradations

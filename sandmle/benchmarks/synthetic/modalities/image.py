@@ -20,7 +20,12 @@ from scipy import ndimage, signal
 
 from sandmle.benchmarks.synthetic import targets as tg
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
-from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids, split_rows
+from sandmle.benchmarks.synthetic.developer import (
+    DevelopedTask,
+    HiddenRule,
+    file_rows_task,
+    make_ids,
+)
 
 SHAPES = ("circle", "square", "triangle", "cross", "ring", "bar")
 ALL_SHAPES = (*SHAPES, "diamond", "frame")
@@ -35,18 +40,8 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
     pixels, coverage = zip(*(_scene(size, shapes, rng) for shapes in draw_plan), strict=True)
     y, oracle = _observe(bp, truth, np.array(coverage), rng)
     ids = make_ids(bp.dna.id_scheme, n, rng, prefix="img")
-    frame = pd.DataFrame({bp.domain.id_column: ids})
-    train, test = split_rows(bp, frame)
-    train = pd.concat([train, tg.train_label_frame(bp, y[: bp.n_train])], axis=1)
     files = {f"{IMAGE_DIR}/{ids[i]}.png": _png(pixels[i]) for i in range(n)}
-    return DevelopedTask(
-        rule=rule,
-        train=train,
-        test=test,
-        answers=tg.answers_frame(bp, test[bp.domain.id_column], y[bp.n_train :]),
-        files=files,
-        oracle=oracle[bp.n_train :],
-    )
+    return file_rows_task(bp, rule, ids, y, oracle, files)
 
 
 def _mapping(bp: Blueprint) -> list[str]:

@@ -75,7 +75,13 @@ POOLS = (
 
 def plan(request: TaskRequest, backend: str) -> Blueprint:
     """Blueprint: a pool, profile columns, the item catalogue and the rule's form."""
-    from sandmle.benchmarks.synthetic.strategist import _form, _noise, _size, role_rng
+    from sandmle.benchmarks.synthetic.strategist import (
+        _form,
+        _noise,
+        _size,
+        new_blueprint,
+        role_rng,
+    )
 
     rng = role_rng(request.entropy, 0)
     dna = request.dna
@@ -95,17 +101,8 @@ def plan(request: TaskRequest, backend: str) -> Blueprint:
         target_columns=[pool.target],
         class_names=[f"{pool.classes[0]}_{n}" for n in numbers],
     )
-    return Blueprint(
-        task_id=f"{pool.slug}-{request.index:03d}",
-        backend=backend,
-        entropy=list(request.entropy),
-        dna=dna,
-        domain=domain,
-        noise=noise,
-        n_train=n_train,
-        n_test=n_test,
-        params=params,
-        form=_form(dna, rng),
+    return new_blueprint(
+        request, backend, domain, noise, (n_train, n_test), params, _form(dna, rng)
     )
 
 

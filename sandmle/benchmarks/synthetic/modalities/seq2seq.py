@@ -114,7 +114,7 @@ COLUMNS = ("sentence_id", "token_id", "class", "before", "after")
 
 def plan(request, backend: str) -> Blueprint:
     """Blueprint for a normalization task: sentence counts, the active classes (the form)."""
-    from sandmle.benchmarks.synthetic.strategist import _noise, role_rng
+    from sandmle.benchmarks.synthetic.strategist import _noise, new_blueprint, role_rng
 
     rng = role_rng(request.entropy, 0)
     pool = POOLS[int(rng.integers(len(POOLS)))]
@@ -136,18 +136,7 @@ def plan(request, backend: str) -> Blueprint:
         "special_rate": round(float(rng.uniform(*SPECIAL_RATE)), 3),
         "language": code,
     }
-    return Blueprint(
-        task_id=f"{pool.slug}-{request.index:03d}",
-        backend=backend,
-        entropy=list(request.entropy),
-        dna=request.dna,
-        domain=domain,
-        noise=noise,
-        n_train=n_train,
-        n_test=n_test,
-        params=params,
-        form=form,
-    )
+    return new_blueprint(request, backend, domain, noise, (n_train, n_test), params, form)
 
 
 # ---------------------------------------------------------------- verbalisation
