@@ -125,3 +125,18 @@ def encode_train_targets(bp: Blueprint, frame: pd.DataFrame) -> np.ndarray:
 
         return encode(bp, frame[columns[0]])
     return frame[columns].to_numpy(dtype=np.float64)
+
+
+def observe_labels(
+    bp: Blueprint, truth: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Observed labels under the blueprint's label noise (multi-label: each label flips;
+    otherwise a class is redrawn) and the oracle's probabilities, which know the noise rate."""
+    eps, k = bp.noise.label_noise, bp.dna.n_outputs
+    if bp.dna.task_type == "multilabel":
+        flip = rng.random(truth.shape) < eps
+        return np.where(flip, 1 - truth, truth), oracle_labels(truth.astype(float), eps)
+    y = truth.copy()
+    flip = rng.random(len(y)) < eps
+    y[flip] = rng.integers(0, k, int(flip.sum()))
+    return y, oracle_classes(np.eye(k)[truth], eps)

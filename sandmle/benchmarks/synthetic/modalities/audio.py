@@ -315,14 +315,7 @@ def _bandpass(x: np.ndarray, low: float, high: float, rate: int) -> np.ndarray:
 def _observe(
     bp: Blueprint, truth: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    eps, k = bp.noise.label_noise, bp.dna.n_outputs
-    if bp.dna.task_type == "multilabel":
-        flip = rng.random(truth.shape) < eps
-        return np.where(flip, 1 - truth, truth), tg.oracle_labels(truth.astype(float), eps)
-    y = truth.copy()
-    flip = rng.random(len(y)) < eps
-    y[flip] = rng.integers(0, k, int(flip.sum()))
-    return y, tg.oracle_classes(np.eye(k)[truth], eps)
+    return tg.observe_labels(bp, truth, rng)
 
 
 # ---------------------------------------------------------------- files

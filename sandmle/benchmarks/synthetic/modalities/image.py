@@ -164,17 +164,10 @@ def _draw(draw: ImageDraw.ImageDraw, shape: str, size: int, rng: np.random.Gener
 def _observe(
     bp: Blueprint, truth: np.ndarray, coverage: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    eps, k = bp.noise.label_noise, bp.dna.n_outputs
     if bp.dna.task_type == "regression":
-        y = np.round(truth + rng.normal(0, 0.15 + eps, len(truth)), 4)
+        y = np.round(truth + rng.normal(0, 0.15 + bp.noise.label_noise, len(truth)), 4)
         return y.reshape(-1, 1), truth.astype(float).reshape(-1, 1)
-    if bp.dna.task_type == "multilabel":
-        flip = rng.random(truth.shape) < eps
-        return np.where(flip, 1 - truth, truth), tg.oracle_labels(truth.astype(float), eps)
-    y = truth.copy()
-    flip = rng.random(len(y)) < eps
-    y[flip] = rng.integers(0, k, int(flip.sum()))
-    return y, tg.oracle_classes(np.eye(k)[truth], eps)
+    return tg.observe_labels(bp, truth, rng)
 
 
 def _png(pixels: np.ndarray) -> bytes:
