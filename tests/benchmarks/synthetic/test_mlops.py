@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,6 +16,7 @@ from sandmle.benchmarks.synthetic.mlops import (
     bootstrap_ladder,
     place_milestones,
 )
+from sandmle.benchmarks.synthetic.pipeline import generate_task
 from sandmle.benchmarks.synthetic.seeds import get_seed
 from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
 from sandmle.harness.competition import CompetitionConfig, Thresholds
@@ -102,3 +105,14 @@ def test_grouped_bootstrap_resamples_whole_pages_and_sentences():
             assert sorted(idx[start : start + 4]) == list(
                 np.flatnonzero(groups == groups[idx[start]])
             )
+
+
+def test_hard_label_binary_table_slots_pass_the_noise_gate(tmp_path: Path):
+    """Accuracy on one yes/no logit left titanic's bands under 2 sigma (seeds 1000-1019:
+    118 rejections, 12 of 20 slots empty after 8 attempts). With sharper labels and more
+    test rows about one attempt in two passes (21 rejections, none empty). These five slots:
+    3 rejections now, 33 and three empty slots before; the bound allows 2 per slot."""
+    dna = get_seed("titanic")
+    outcomes = [generate_task(dna, index=0, seed=s, out_root=tmp_path) for s in range(5)]
+    assert [o.task_id is not None for o in outcomes] == [True] * 5
+    assert sum(len(o.rejections) for o in outcomes) <= 10
