@@ -123,11 +123,15 @@ def description_leaks(markdown: str, rule: dict[str, Any], public: set[str]) -> 
 
 
 def _mapped_names(structure: dict[str, Any], words: set[str]) -> list[tuple[str, str]]:
-    """Shapes (images) and call patterns (audio) of the class mapping that the text names."""
+    """Shapes (images) and call patterns (audio) of the class mapping, and degradation kinds
+    (image-to-image), that the text names."""
     shapes = {str(s) for s in structure.get("shapes", [])}
     calls = structure.get("calls", [])
     patterns = {str(c["pattern"]) for c in calls if isinstance(c, dict) and "pattern" in c}
+    # image-to-image: the degradation kinds ("salt-pepper" is named by either word)
+    kinds = {w for k in structure.get("kinds", []) for w in re.findall(r"[a-z]+", str(k).lower())}
     found = [("shape", s) for s in shapes & words] + [("call pattern", p) for p in patterns & words]
+    found += [("degradation", k) for k in kinds & words]
     return sorted(found)
 
 

@@ -6,6 +6,10 @@ of the mutated domain. What an agent needs exactly never varies in content: the 
 and direction, the submission columns, the id scheme and an example of the submission file.
 The rule behind the labels is never described; ``leaks.description_leaks`` checks that.
 
+A task type with its own files (seq2seq tokens, image-to-image pixels) hands the writer its
+:class:`Specifics` (its module's ``description_specifics``): what a row is, what to predict,
+its files, columns, id scheme and metric wording; the writer draws everything else as usual.
+
 The "## Data" section lists every public file as ``- `name`: ...`` and, for CSVs, every
 column after "Columns:"; ``sanity.check_description`` parses exactly that shape back.
 """
@@ -189,6 +193,51 @@ STORIES: dict[str, tuple[str, ...]] = {
         "Bakers plan flour orders and shifts from expected output.",
     ),
 }
+STORIES.update(
+    {
+        "archive-scans": (
+            "A city archive is scanning its paper holdings page by page, and many scans came out "
+            "dirty or faded.",
+            "Archivists want readable copies of every scanned page without retouching each by hand.",
+        ),
+        "receipt-restoration": (
+            "An expense-audit team keeps scans of paper receipts, many of them faded or soiled.",
+            "Auditors need clean receipt scans before the text can be read reliably.",
+        ),
+        "ledger-pages": (
+            "A historical society scanned old handwritten ledgers, page by page.",
+            "Researchers want clean ledger pages to read the entries.",
+        ),
+        "microfilm-frames": (
+            "A library is digitising its microfilm, one small frame at a time.",
+            "Microfilm frames come off the reader hard to read; readers want them clean.",
+        ),
+        "field-forms": (
+            "Survey crews fill in paper forms in the field; the forms are scanned back at the office.",
+            "Forms scanned after a day outdoors are hard to read; the office wants clean copies.",
+        ),
+        "radio-scripts": (
+            "A radio station feeds its news scripts to a speech synthesiser before broadcast.",
+            "Presenters' scripts are full of figures that a synthesiser must read out correctly.",
+        ),
+        "audiobook-lines": (
+            "An audiobook studio prepares book text for synthetic narration.",
+            "Narration software must say every written token the way a reader would.",
+        ),
+        "caption-feeds": (
+            "A broadcaster aligns live captions with the spoken audio of its programmes.",
+            "Caption text is written; aligning it with speech needs the spoken form of every token.",
+        ),
+        "voice-assistant": (
+            "A voice assistant speaks its answers from written prompts.",
+            "Prompts mix words with figures and abbreviations that the assistant has to say aloud.",
+        ),
+        "transit-announcements": (
+            "A transit operator generates its station announcements from written text.",
+            "Announcement text is full of times, numbers and abbreviations read out to passengers.",
+        ),
+    }
+)
 GENERIC_STORIES = (
     "This competition is about {title_lower}: each record describes one {entity}.",
     "The data come from an organisation that handles many a {entity} and wants to act on "
@@ -262,6 +311,28 @@ FILE_KINDS = {
 }
 
 
+@dataclass(frozen=True)
+class Specifics:
+    """What a task type with its own files says exactly; each tuple holds phrasings to draw from."""
+
+    row: str
+    """What one row of the CSVs is, e.g. "one pixel of a page"."""
+    task: tuple[str, ...]
+    """What to predict, as the object of "Predict ..."."""
+    sizes: tuple[str, ...]
+    """How much training and test data there is, as full sentences."""
+    files: tuple[tuple[str, tuple[str, ...]], ...]
+    """Every public file or folder (``train/``), in order, with phrasings of what it holds;
+    a CSV's columns are appended by the writer."""
+    columns: tuple[tuple[str, str], ...]
+    """Every CSV column with its meaning."""
+    id_scheme: str
+    value_kind: str
+    metric_text: str
+    notes: tuple[str, ...]
+    """Notes true of this task type (rows are not independent here)."""
+
+
 class Description(BaseModel):
     """The Technical Writer's output."""
 
@@ -287,7 +358,7 @@ class Facts:
     n_test: int
 
     @classmethod
-    def of(cls, bp: Blueprint, sample: pd.DataFrame) -> Facts:
+    def of(cls, bp: Blueprint, sample: pd.DataFrame, spec: Specifics | None = None) -> Facts:
         lower = get_metric(bp.dna.metric).lower_is_better
         kind = {"prob": "a probability", "label": "a label", "value": "a number"}
         metric_text = METRIC_TEXT.get(bp.dna.metric, bp.dna.metric.replace("_", " "))
@@ -301,13 +372,15 @@ class Facts:
             )
         return cls(
             metric=bp.dna.metric,
-            metric_text=metric_text,
+            metric_text=spec.metric_text if spec else metric_text,
             direction="lower is better" if lower else "higher is better",
             id_column=bp.domain.id_column,
-            id_scheme=ID_SCHEMES.get(bp.dna.id_scheme, "unique strings"),
+            id_scheme=spec.id_scheme
+            if spec
+            else ID_SCHEMES.get(bp.dna.id_scheme, "unique strings"),
             id_example=str(sample.iloc[0, 0]) if len(sample) else "",
             submission_columns=[str(c) for c in sample.columns],
-            value_kind=kind.get(bp.dna.target_kind, "a value"),
+            value_kind=spec.value_kind if spec else kind.get(bp.dna.target_kind, "a value"),
             example=sample.head(3).to_csv(index=False, lineterminator="\n", float_format="%.6g"),
             n_test=len(sample),
         )
@@ -317,10 +390,15 @@ class _Draft:
     """One rendering: the task's data plus the writer's random stream."""
 
     def __init__(
-        self, bp: Blueprint, task: DevelopedTask, sample: pd.DataFrame, rng: np.random.Generator
+        self,
+        bp: Blueprint,
+        task: DevelopedTask,
+        sample: pd.DataFrame,
+        rng: np.random.Generator,
+        spec: Specifics | None = None,
     ) -> None:
-        self.bp, self.task, self.sample, self.rng = bp, task, sample, rng
-        self.facts = Facts.of(bp, sample)
+        self.bp, self.task, self.sample, self.rng, self.spec = bp, task, sample, rng, spec
+        self.facts = Facts.of(bp, sample, spec)
         self.layout = LAYOUTS[int(rng.integers(len(LAYOUTS)))]
 
     def pick(self, options: tuple[str, ...] | list[str]) -> str:
@@ -348,19 +426,29 @@ class _Draft:
             s.format(title_lower=d.title.lower(), entity=d.entity) for s in GENERIC_STORIES
         )
         story = self.pick(own + generic if own else generic)
-        row = self.pick(
-            (
+        if self.spec:
+            unit = self.spec.row
+            rows = (
+                f"Each row of the tables is {unit}.",
+                f"One row stands for {unit}.",
+                f"The unit of the tables is {unit}: one per row.",
+            )
+        else:
+            rows = (
                 f"Each row of the data is one {d.entity}.",
                 f"One row stands for one {d.entity}.",
                 f"The unit of the data is the {d.entity}: one per row.",
             )
-        )
+        row = self.pick(rows)
         sentences = [story, row]
         if "task" not in self.layout:
             sentences.append(self._task())
         return " ".join(sentences)
 
     def _task(self) -> str:
+        if self.spec:
+            lead = self.pick(("Predict", "Your job is to predict", "The goal is to predict"))
+            return f"{lead} {self.pick(self.spec.task)}. {self.pick(self.spec.sizes)}"
         bp, d = self.bp, self.bp.domain
         targets = ", ".join(f"`{c}`" for c in d.target_columns)
         unit = f" (in {d.unit})" if d.unit and d.unit != d.target_columns[0] else ""
@@ -387,7 +475,8 @@ class _Draft:
 
     def _data(self) -> str:
         entries = self._file_entries()
-        order = [entries[i] for i in self.rng.permutation(3)] + entries[3:]
+        head = 3 if self.spec is None else len(entries)  # a task type's files: any order
+        order = [entries[i] for i in self.rng.permutation(head)] + entries[head:]
         lead = self.pick(
             (
                 "The folder holds these files:",
@@ -413,6 +502,14 @@ class _Draft:
         return "\n".join(lines)
 
     def _file_entries(self) -> list[str]:
+        if self.spec:
+            frames = {"train.csv": self.task.train, "test.csv": self.task.test}
+            frames["sample_submission.csv"] = self.sample
+            entries = []
+            for name, options in self.spec.files:
+                columns = f" Columns: {_cols(frames[name])}." if name in frames else ""
+                entries.append(f"- `{name}`: {self.pick(options)}.{columns}")
+            return entries
         bp, task, d = self.bp, self.task, self.bp.domain
         held_out = ", ".join(tg.train_label_columns(bp))
         train = self.pick(
@@ -452,6 +549,8 @@ class _Draft:
         return [f"- `{c}`: {m}." for c, m in rows]
 
     def _column_rows(self) -> list[tuple[str, str]]:
+        if self.spec:
+            return list(self.spec.columns)
         bp, d = self.bp, self.bp.domain
         labels = set(tg.train_label_columns(bp))
         rows = [(d.id_column, f"row id ({self.facts.id_scheme})")]
@@ -542,17 +641,23 @@ class _Draft:
             if self.bp.dna.modality != "time-series"
             else "Rows of one series are consecutive days; the test rows continue each series.",
         ]
+        if self.spec:
+            notes = [*notes[:3], *self.spec.notes]
         chosen = [notes[i] for i in sorted(self.rng.choice(len(notes), 2, replace=False))]
         return "\n".join(f"* {n}" for n in chosen)
 
 
 def write_description(bp: Blueprint, task: DevelopedTask, sample: pd.DataFrame) -> Description:
     """A description drawn from the writer's stream; a draft naming a rule word is redrawn."""
+    from sandmle.benchmarks.synthetic.modalities import hook
+
     rng = role_rng(bp.entropy, WRITER_ROLE)
     public = public_names(bp, task, sample)
+    own = hook(bp.dna.modality, bp.dna.task_type, "description_specifics")
+    spec = own(bp, task, sample) if own is not None else None
     markdown = ""
     for _ in range(MAX_DRAFTS):
-        markdown = _Draft(bp, task, sample, rng).markdown()
+        markdown = _Draft(bp, task, sample, rng, spec).markdown()
         if not description_leaks(markdown, task.rule.model_dump(), public):
             break
     return Description(markdown=markdown)

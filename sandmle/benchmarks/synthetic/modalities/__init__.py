@@ -4,7 +4,8 @@ features of the structure-aware learner (``structure_features``).
 A task type with its own structure (``seq2seq``, ``image-to-image``, ``ranking``) has its own
 module, chosen before the modality's; such a module may also define ``plan`` (its own
 blueprint), ``ladder`` (its own learners, when predictions are not a float matrix) and
-``describe`` (its own description.md), each found with :func:`hook`. A modality listed in
+``description_specifics`` (what the Technical Writer states exactly about its files), each
+found with :func:`hook`. A modality listed in
 ``HOOK_MODALITIES`` (``audio``) plans its own blueprints the same way.
 """
 
@@ -59,7 +60,8 @@ def structurer(modality: str, task_type: str = "") -> StructureFn:
 
 
 def hook(modality: str, task_type: str, name: str) -> Callable[..., Any] | None:
-    """An optional function of the task's module (``plan``, ``ladder``, ``describe``)."""
+    """An optional function of the task's module (``plan``, ``ladder``,
+    ``description_specifics``)."""
     if task_type not in TASK_TYPE_MODULES and modality not in HOOK_MODALITIES:
         return None  # the other modality modules define none: no import needed
     return getattr(_module(modality, task_type), name, None)

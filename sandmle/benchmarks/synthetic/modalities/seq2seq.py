@@ -15,6 +15,7 @@ class's variant by matching ``train.csv``, and looks everything else up. The gen
 looks each token up in ``train.csv`` and copies unseen ones; the constant copies ``before``.
 Metric: accuracy of exact string match over tokens. The Russian seed writes Russian text
 (:mod:`.seq2seq_ru`: Cyrillic words, number agreement), its language recorded in the form.
+The description is the Technical Writer's, from :func:`description_specifics`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -30,6 +32,9 @@ import pandas as pd
 from sandmle.benchmarks.synthetic.blueprint import Blueprint, MutatedDomain
 from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule
 from sandmle.benchmarks.synthetic.domains import DomainPool
+
+if TYPE_CHECKING:
+    from sandmle.benchmarks.synthetic.writer import Specifics
 from sandmle.benchmarks.synthetic.modalities.words import WORDS
 
 CLASSES = (
@@ -554,38 +559,71 @@ def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarra
 # ---------------------------------------------------------------- description
 
 
-def describe(bp: Blueprint, task: DevelopedTask, sample: pd.DataFrame) -> str:
-    """description.md: the Data section names every file and column (the sanity gate reads it)."""
-    example = sample.head(3).to_csv(index=False, lineterminator="\n")
-    code = str(bp.params.get("language", "en"))
-    return (
-        "\n\n".join(
-            [
-                f"# {bp.domain.title}",
-                f"## Overview\n\nEach row is one written token of the {_LANGUAGE_NAMES[code]} "
-                f"{bp.domain.entity}s in this set. Predict its spoken form (`after`) from the written form "
-                "(`before`): most tokens stay as they are, while numbers, dates, amounts and "
-                f"similar tokens are read out in words. The training set has {len(task.train)} "
-                f"tokens with known spoken forms; the test set has {len(task.test)} tokens.",
-                "## Data\n\n"
-                f"- `train.csv`: one row per token, in sentence order. Columns: {_cols(task.train)}. "
-                "`class` names the kind of token.\n"
-                f"- `test.csv`: the test tokens, without `class` and `after`. Columns: {_cols(task.test)}.\n"
-                "- `sample_submission.csv`: a valid submission that copies `before`. "
-                f"Columns: {_cols(sample)}.",
-                "## Evaluation\n\nSubmissions are scored on accuracy: the share of test tokens whose "
-                "predicted `after` is exactly the expected text (case, spaces and punctuation "
-                "count) (`accuracy`).",
-                "## Submission format\n\nOne row per test token, `id` = `<sentence_id>_<token_id>`, "
-                f"with the spoken form in `after`. For example:\n\n```\n{example}```",
-            ]
-        )
-        + "\n"
+def description_specifics(bp: Blueprint, task: DevelopedTask, sample: pd.DataFrame) -> Specifics:
+    """What the writer states exactly for a normalization task (it draws the wording)."""
+    from sandmle.benchmarks.synthetic.writer import Specifics
+
+    lang = _LANGUAGE_NAMES[str(bp.params.get("language", "en"))]
+    entity = bp.domain.entity
+    n_train, n_test = len(task.train), len(task.test)
+    return Specifics(
+        row=f"one written token of a {lang} {entity}, in sentence order",
+        task=(
+            f"the spoken form (`after`) of every written token (`before`) of the {lang} "
+            f"{entity}s: most tokens stay as they are, while numbers, dates, amounts and "
+            "similar tokens are read out in words",
+            f"how each token of these {lang} {entity}s is said aloud: `after` from `before`, "
+            "where ordinary words and punctuation usually stay as written and figures, dates, "
+            "amounts and the like are spelled out in words",
+        ),
+        sizes=(
+            f"The training set has {n_train} tokens with known spoken forms; the test set has "
+            f"{n_test} tokens.",
+            f"Spoken forms are given for the {n_train} training tokens and hidden for the "
+            f"{n_test} test tokens.",
+        ),
+        files=(
+            (
+                "train.csv",
+                (
+                    f"{n_train} tokens, one per row in sentence order, with `class` (the kind "
+                    "of token) and the spoken form `after`",
+                    f"the training tokens ({n_train} rows, in sentence order); `class` names "
+                    "the kind of token, `after` its spoken form",
+                ),
+            ),
+            (
+                "test.csv",
+                (
+                    f"the {n_test} test tokens, without `class` and `after`",
+                    f"{n_test} tokens to normalise; no `class`, no `after`",
+                ),
+            ),
+            (
+                "sample_submission.csv",
+                (
+                    "a valid submission that copies `before`",
+                    "the submission format, with every token copied unchanged from `before`",
+                ),
+            ),
+        ),
+        columns=(
+            ("id", "`<sentence_id>_<token_id>`, unique per token"),
+            ("sentence_id", "which sentence the token belongs to"),
+            ("token_id", "the token's position in its sentence, counted from 0"),
+            ("class", "the kind of token (train only)"),
+            ("before", f"the token as written, in {lang}"),
+            ("after", "its spoken form, the target (train only)"),
+        ),
+        id_scheme="`<sentence_id>_<token_id>` (the sentence, then the token's position in it)",
+        value_kind=f"the spoken form as {lang} text",
+        metric_text="share of test tokens whose predicted `after` is exactly the expected "
+        "text (case, spaces and punctuation count)",
+        notes=(
+            "Tokens of one sentence share `sentence_id` and follow each other by `token_id`; "
+            "the words around a token are part of its context.",
+        ),
     )
 
 
 _LANGUAGE_NAMES = {"en": "English", "ru": "Russian"}
-
-
-def _cols(frame: pd.DataFrame) -> str:
-    return ", ".join(f"`{c}`" for c in frame.columns)
