@@ -6,7 +6,12 @@ import pytest
 
 from sandmle.benchmarks.synthetic.blueprint import MODALITIES
 from sandmle.benchmarks.synthetic.seeds import LITE_SEEDS, SEEDS, select_seeds
-from sandmle.benchmarks.synthetic.strategist import LABEL_BINARY_TEST_FACTOR, TaskRequest, plan
+from sandmle.benchmarks.synthetic.strategist import (
+    BINARY_TABLE_TEST_FACTOR,
+    TaskRequest,
+    binary_table,
+    plan,
+)
 from sandmle.errors import SandmleError
 
 
@@ -35,13 +40,8 @@ def test_blueprints_are_micro_and_deterministic(seed):
         assert bp.params["n_train_images"] <= 16 and 96 <= bp.params["n_test_images"] <= 144
         assert bp.n_test == bp.params["n_test_images"] * bp.params["size"] ** 2
     else:
-        # micro, but medals above noise; hard-label binary tables need more test rows
-        coarse = (bp.dna.modality, bp.dna.task_type, bp.dna.target_kind) == (
-            "tabular",
-            "binary",
-            "label",
-        )
-        most = 1200 * (LABEL_BINARY_TEST_FACTOR if coarse else 1)
+        # micro, but medals above noise; binary tables (one yes/no per row) need more test rows
+        most = 1200 * (BINARY_TABLE_TEST_FACTOR if binary_table(bp.dna) else 1)
         assert bp.n_train <= 4000 and 150 <= bp.n_test <= most
     assert bp.form  # the rule's form is drawn from the modality's library
     assert bp.task_id.endswith("-003")
