@@ -138,9 +138,4 @@ class ProceduralBackend:
     def writer(
         self, blueprint: Blueprint, task: DevelopedTask, sample: pd.DataFrame
     ) -> Description:
-        from sandmle.benchmarks.synthetic.modalities import hook
-
-        own = hook(blueprint.dna.modality, blueprint.dna.task_type, "describe")
-        if own is not None:  # its files and columns differ from the one-table layout
-            return Description(markdown=own(blueprint, task, sample))
         return write_description(blueprint, task, sample)
