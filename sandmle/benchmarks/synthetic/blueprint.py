@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-GENERATOR_VERSION = "0.3.0"
+GENERATOR_VERSION = "0.4.0"
 """Bumped whenever the same seed would give different bytes."""
 
 Modality = Literal["tabular", "text", "image", "time-series", "audio"]
