@@ -317,8 +317,21 @@ def train_grpo(config: SandmleGRPOConfig) -> Path:
     return folder
 
 
+# Process groups closed by close_processes, kept to the end of the process (see there).
+_CLOSED_GROUPS: list[Any] = []
+
+
 def close_processes(accelerator: Any) -> None:
     """Meet every process, then tear the process group down before the interpreter exits
-    (left to exit handlers, gloo's threads can abort a rank after its work is done)."""
+    (left to exit handlers, gloo's threads can abort a rank after its work is done).
+
+    The group object itself is kept for the life of the process: otherwise the DDP reducer,
+    freed with the trainer, drops its last reference right after the barrier, and gloo's
+    destructor joins its worker thread while holding the GIL, a thread that may still need the
+    GIL to free the barrier's tensors (a rank hung there on a loaded 2-core machine)."""
+    import torch.distributed as dist
+
     accelerator.wait_for_everyone()
+    if dist.is_available() and dist.is_initialized():
+        _CLOSED_GROUPS.append(dist.group.WORLD)
     accelerator.end_training()
