@@ -18,6 +18,10 @@
 # Figures: output tokens/s and median episode seconds of each eval, reward mean/std,
 # grad_norm, rollout and generation seconds per GRPO step (trainer_state.json).
 # Logs of every stage stay in $SMOKE_DIR (default: a fresh temp folder).
+# DEVICE=cpu (default cuda) rehearses the same flow without a GPU: HF generation only (auto
+# picks it, vllm is refused), the evals on `-M device=cpu`, GRPO with use_cpu and no bf16
+# (STEPS=1 keeps it to about 10 minutes on 2 cores); the JSON line then says "device": "cpu"
+# (tests/bench/test_gpu_smoke_rehearsal.py runs it).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +31,7 @@ TASKS="plant-watering,bike-rentals"
 SERVE_PORT="${SERVE_PORT:-8011}"
 TRL_PORT="${TRL_PORT:-8012}"
 STEPS="${STEPS:-3}"
+DEVICE="${DEVICE:-cuda}"
 EVAL_TIME_LIMIT="${EVAL_TIME_LIMIT:-600}" # seconds per eval sample
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1 VLLM_NO_USAGE_STATS=1
 mkdir -p "$WORK"
@@ -85,16 +90,26 @@ tiny_warm_dir() { # the tiny model, warm-started on the learning task's first pr
 }
 
 GENERATION="${GENERATION:-auto}"
-if [[ "$GENERATION" == auto ]]; then
+[[ "$DEVICE" == cuda || "$DEVICE" == cpu ]] || die "DEVICE must be cuda or cpu"
+if [[ "$GENERATION" == auto && "$DEVICE" == cpu ]]; then
+  GENERATION=hf
+elif [[ "$GENERATION" == auto ]]; then
   if python -c "import vllm" 2>/dev/null; then GENERATION=vllm; else GENERATION=hf; fi
 fi
 [[ "$GENERATION" == vllm || "$GENERATION" == hf ]] || die "GENERATION must be auto, vllm or hf"
-python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
-  die "no CUDA device visible to torch"
+if [[ "$DEVICE" == cpu ]]; then
+  # vLLM has no CPU build here; the rehearsal covers the HF path's flow
+  [[ "$GENERATION" == hf ]] || die "DEVICE=cpu runs with GENERATION=hf only"
+else
+  python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
+    die "no CUDA device visible to torch"
+fi
 # `inspect eval` exits 1 without a word when it cannot find the task: Inspect names a
 # package's tasks `sandmle/...` only when the package sits in a site-packages folder (or is
-# installed editable), not in a `pip install --target` / PYTHONPATH folder of another name
-python - <<'PY' || die "Inspect does not see sandmle/synthetic: install sandmle into a site-packages folder (pip install -e . or a venv)"
+# installed editable), not in a `pip install --target` / PYTHONPATH folder of another name.
+# Checked from $WORK, where the evals run: from the checkout, `python -` puts the cwd first on
+# sys.path, and a leftover sandmle.egg-info there (no direct_url.json) hides the editable install
+(cd "$WORK" && python - <<'PY') || die "Inspect does not see sandmle/synthetic: install sandmle into a site-packages folder (pip install -e . or a venv)"
 import sys
 
 from inspect_ai._util.entrypoints import ensure_entry_points
@@ -123,7 +138,7 @@ evaluate() { # MODEL_DIR LOG_NAME: inspect eval of the fixture tasks against MOD
   elif [[ "$GENERATION" == vllm ]]; then
     args+=(--model "vllm/$model")
   else
-    args+=(--model "hf/$model" -M device=cuda)
+    args+=(--model "hf/$model" -M "device=$DEVICE")
   fi
   # a log that says success counts even if the process dies at exit (the hf provider's generate
   # thread of a sample cut by its time limit can abort the interpreter); the exit code is reported
@@ -147,7 +162,7 @@ if [[ "$GENERATION" == vllm ]]; then
   unset 'PIDS[-1]'
 fi
 
-# (b) GRPO: run files layered on a CPU config, pointed at the GPU and the fixture pack
+# (b) GRPO: run files layered on a CPU config, pointed at $DEVICE and the fixture pack
 overlay() { # NAME: write $WORK/NAME.yaml
   local base=tiny-cpu.yaml
   [[ "$GENERATION" == hf ]] && base=tiny-cpu-learn.yaml
@@ -165,8 +180,8 @@ YAML
   cat >>"$WORK/$1.yaml" <<YAML
 training:
   output_dir: $WORK/$1
-  use_cpu: false
-  bf16: true
+  use_cpu: $([[ "$DEVICE" == cpu ]] && echo true || echo false)
+  bf16: $([[ "$DEVICE" == cpu ]] && echo false || echo true)
   max_steps: $STEPS
   save_strategy: steps
   save_steps: $STEPS
@@ -224,7 +239,7 @@ CKPT="$WORK/grpo-two/checkpoint-$STEPS"
 stage "(c) eval of $CKPT"
 evaluate "$CKPT" eval-ckpt
 
-python - "$WORK" "$GENERATION" "$STEPS" <<'PY'
+python - "$WORK" "$GENERATION" "$STEPS" "$DEVICE" <<'PY'
 import json
 import statistics
 import sys
@@ -233,7 +248,7 @@ from pathlib import Path
 import torch
 from inspect_ai.log import read_eval_log
 
-work, generation, steps = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+work, generation, steps, device = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 
 
 def eval_figures(folder: Path) -> dict:
@@ -272,7 +287,7 @@ def grpo_figures(folder: Path) -> dict:
 
 print(json.dumps({
     "generation": generation,
-    "device": torch.cuda.get_device_name(0),
+    "device": torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
     "base_eval": eval_figures(work / "eval-base"),
     "grpo_one_process": grpo_figures(work / "grpo-one"),
     "grpo_two_processes": grpo_figures(work / "grpo-two"),
