@@ -222,7 +222,10 @@ def synth_group() -> typer.Typer:
 
 @app.command()
 def demo(
-    log_dir: Annotated[Path, typer.Option(help="Where the demo's logs go.")] = Path("logs/demo"),
+    log_dir: Annotated[
+        Path | None,
+        typer.Option(help="Where the demo's logs go [default: logs/demo-<generator version>]."),
+    ] = None,
     full: Annotated[
         bool, typer.Option(help="All 12 tasks and default search budgets (much longer).")
     ] = False,
@@ -237,7 +240,17 @@ def demo(
     from sandmle.study.demo import run_demo
 
     _agent_runtime_ready()
-    raise typer.Exit(0 if run_demo(log_dir, full, task or None, warm_python=warm_python) else 1)
+    log_dir = log_dir or default_demo_log_dir(full)
+    with inspect_input_errors(log_dir):
+        ok = run_demo(log_dir, full, task or None, warm_python=warm_python)
+    raise typer.Exit(0 if ok else 1)
+
+
+def default_demo_log_dir(full: bool) -> Path:
+    """One log dir per pack version and size: a rerun resumes, an upgraded pack starts afresh."""
+    from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION
+
+    return Path("logs") / f"demo-{GENERATOR_VERSION}{'-full' if full else ''}"
 
 
 @app.command()

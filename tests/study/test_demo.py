@@ -17,13 +17,13 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is 
 SCAFFOLDS = ("react", *TREE_SCAFFOLDS)
 
 
-def _first_task() -> str:
+def _first_task(index: int = 0) -> str:
     from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
 
-    return demo_tasks(builtin_pack_dir())[0]
+    return demo_tasks(builtin_pack_dir())[index]
 
 
-def _demo(log_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _demo(log_dir: Path, task: int = 0, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
@@ -33,7 +33,7 @@ def _demo(log_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
             "--log-dir",
             str(log_dir),
             "--task",
-            _first_task(),
+            _first_task(task),
         ],
         capture_output=True,
         text=True,
@@ -65,6 +65,28 @@ def test_demo_twice_reuses_finished_work(demo_run: tuple[Path, str]) -> None:
     before = sorted(log_dir.glob("*.eval"))
     assert _demo(log_dir).returncode == 0
     assert sorted(log_dir.glob("*.eval")) == before
+
+
+def test_demo_in_a_log_dir_of_other_evals_fails_in_one_line_and_keeps_them(
+    demo_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    other = tmp_path / "logs"
+    shutil.copytree(demo_run[0], other)
+    before = {p.name: p.read_bytes() for p in other.glob("*.eval")}
+    proc = _demo(other, task=1)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: log dir {other} holds logs of other evals"), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    assert {p.name: p.read_bytes() for p in other.glob("*.eval")} == before
+
+
+def test_default_demo_log_dir_follows_the_pack_version() -> None:
+    from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION
+    from sandmle.cli import default_demo_log_dir
+
+    assert default_demo_log_dir(False) == Path("logs") / f"demo-{GENERATOR_VERSION}"
+    assert default_demo_log_dir(True) == Path("logs") / f"demo-{GENERATOR_VERSION}-full"
 
 
 @pytest.mark.skipif(
