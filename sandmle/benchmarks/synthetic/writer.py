@@ -205,7 +205,7 @@ STORIES.update(
             "Auditors need clean receipt scans before the text can be read reliably.",
         ),
         "ledger-pages": (
-            "A historical society scanned old handwritten ledgers, page by page.",
+            "A historical society scanned old printed ledgers, page by page.",
             "Researchers want clean ledger pages to read the entries.",
         ),
         "microfilm-frames": (
