@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
+from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
@@ -162,11 +162,18 @@ def _ridge(alpha: float):
     return make_pipeline(StandardScaler(), Ridge(alpha=alpha))
 
 
-def _best(models: list, x: np.ndarray, y: np.ndarray, kind: str, k: int):
-    """The candidate with the best out-of-fold log loss (classes) or squared error (values)."""
+def _best(
+    models: list, x: np.ndarray, y: np.ndarray, kind: str, k: int, groups: np.ndarray | None = None
+):
+    """The candidate with the best out-of-fold log loss (classes) or squared error (values).
+
+    ``groups`` (values only) makes each fold whole groups: rows of one group (pixels of one
+    page) share their errors, and row folds would let a model that memorises groups win."""
     if len(models) == 1:
         return models[0]
-    if kind == "class":
+    if groups is not None:
+        cv = GroupKFold(min(CV_FOLDS, len(np.unique(groups))))
+    elif kind == "class":
         counts = np.bincount(y, minlength=max(k, 2))
         folds = min(CV_FOLDS, int(counts[counts > 0].min()))
         if folds < 2:
@@ -182,7 +189,8 @@ def _best(models: list, x: np.ndarray, y: np.ndarray, kind: str, k: int):
             picked = proba[np.arange(len(y)), np.searchsorted(seen, y)]
             losses.append(-np.mean(np.log(np.clip(picked, 1e-6, 1))))
         else:
-            losses.append(np.mean((cross_val_predict(model, x, y, cv=cv) - y) ** 2))
+            out_of_fold = cross_val_predict(model, x, y, cv=cv, groups=groups)
+            losses.append(np.mean((out_of_fold - y) ** 2))
     return models[int(np.argmin(losses))]
 
 

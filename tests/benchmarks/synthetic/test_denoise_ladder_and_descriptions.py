@@ -58,7 +58,7 @@ def test_model_choice_uses_page_folds():
     """A model that memorises pages by a page-level feature loses under page folds."""
     from sklearn.tree import DecisionTreeRegressor
 
-    from sandmle.benchmarks.synthetic.learners import _ridge
+    from sandmle.benchmarks.synthetic.learners import _best, _ridge
 
     rng = np.random.default_rng(1)
     pages = np.repeat(np.arange(9), 50)
@@ -67,7 +67,7 @@ def test_model_choice_uses_page_folds():
     y = 0.5 * x[:, 0] + level
     features = np.column_stack([x, pages.astype(float)])  # the page's id leaks its level
     tree = DecisionTreeRegressor(min_samples_leaf=5, random_state=0)
-    chosen = denoise._best_by_page([_ridge(1.0), tree], features, y, pages)
+    chosen = _best([_ridge(1.0), tree], features, y, "value", 0, groups=pages)
     assert chosen is not tree
 
 

@@ -54,7 +54,6 @@ POOLS = (
     DomainPool("field-forms", "Field Form Scan Repair", "field form scan", (), (), ""),
 )
 COLUMNS = ("image", "row", "col")
-CV_FOLDS = 3
 
 
 # ---------------------------------------------------------------- planning
@@ -337,7 +336,7 @@ def ladder(bp: Blueprint, rule: HiddenRule, data) -> dict[str, np.ndarray]:
     from sklearn.ensemble import HistGradientBoostingRegressor
     from threadpoolctl import threadpool_limits
 
-    from sandmle.benchmarks.synthetic.learners import _ridge
+    from sandmle.benchmarks.synthetic.learners import _best, _ridge
 
     y = data.train["value"].to_numpy(dtype=np.float64)
     pages = data.train["image"].to_numpy()
@@ -348,7 +347,8 @@ def ladder(bp: Blueprint, rule: HiddenRule, data) -> dict[str, np.ndarray]:
 
     with threadpool_limits(1):
         x, x_test = features(bp, data)
-        model = _best_by_page([_ridge(0.3), _ridge(10.0), boost()], x, y, pages)
+        # folds of whole pages: pixels of one page share its levels
+        model = _best([_ridge(0.3), _ridge(10.0), boost()], x, y, "value", 0, groups=pages)
         out["generic"] = np.clip(model.fit(x, y).predict(x_test), 0, 1)[:, None]
         if "structure" in rule.params:
             s, s_test = structure_features(bp, rule, data)
@@ -356,19 +356,6 @@ def ladder(bp: Blueprint, rule: HiddenRule, data) -> dict[str, np.ndarray]:
             # levels, i.e. memorises the 8-14 training pages, and scored worse on new pages
             out["structure"] = np.clip(_ridge(1.0).fit(s, y).predict(s_test), 0, 1)[:, None]
     return out
-
-
-def _best_by_page(models: list, x: np.ndarray, y: np.ndarray, pages: np.ndarray):
-    """The candidate with the best out-of-fold squared error, folds made of whole pages.
-
-    Row folds would put pixels of one page on both sides: a page's levels (and, for the
-    structure features, its page-level estimates) are then known out of fold, and cross-
-    validation picks a model that memorised the training pages over one that generalises."""
-    from sklearn.model_selection import GroupKFold, cross_val_predict
-
-    cv = GroupKFold(min(CV_FOLDS, len(np.unique(pages))))
-    losses = [np.mean((cross_val_predict(m, x, y, cv=cv, groups=pages) - y) ** 2) for m in models]
-    return models[int(np.argmin(losses))]
 
 
 def noisy_copy(data) -> np.ndarray:
