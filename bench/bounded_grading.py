@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from sandmle.harness import grading_subprocess
 from sandmle.harness.competition import Competition, load_competition
-from sandmle.harness.grading import grade_csv
-from sandmle.harness.grading_subprocess import grade_csv_bounded
+from sandmle.harness.grading import bounded
+from sandmle.harness.grading.bounded import grade_csv_bounded
+from sandmle.harness.grading.report import grade_csv
 
 
 def _competition(root: Path, rows: int) -> tuple[Competition, Path]:
@@ -64,7 +64,7 @@ def _times_ms(fn: Callable[[], object], runs: int) -> tuple[float, float]:
 
 def _server_cpu_s() -> float:
     """CPU of the grading server and its reaped children (fields 14-17 of /proc/PID/stat)."""
-    pid = grading_subprocess._server()._process.pid
+    pid = bounded._server()._process.pid
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 

@@ -22,7 +22,7 @@ import yaml
 from sklearn.metrics import log_loss, roc_auc_score
 
 from sandmle.harness.competition import load_competition
-from sandmle.harness.grading import grade_csv
+from sandmle.harness.grading.report import grade_csv
 
 
 def _competition(root: Path, rows: int, metric: str, classes: int) -> tuple[Path, Path]:

@@ -34,9 +34,9 @@ from sandmle.benchmarks.synthetic.learners import LEARNERS, PublicData, ladder
 from sandmle.benchmarks.synthetic.mlops import bootstrap_ladder
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
 from sandmle.benchmarks.synthetic.pipeline import row_groups
-from sandmle.harness.grading import grade_frame
+from sandmle.harness.grading.reading import read_csv_reference
+from sandmle.harness.grading.report import grade_frame
 from sandmle.harness.pack import load_pack
-from sandmle.harness.submission import read_csv_reference
 
 TIERS = ("gold", "silver", "bronze", "above_median", "none")
 SIZE, SEED = 40, 123

@@ -77,7 +77,7 @@ def read_log(log_dir: Path) -> Any:
 
 def heuristic_run(settings: RolloutSettings, ids: list[str], log_dir: Path) -> dict | None:
     try:
-        import sandmle.scaffolds.policies.provider  # noqa: F401 - registers sandmle/heuristic
+        import sandmle.policies.provider  # noqa: F401 - registers sandmle/heuristic
     except ImportError:
         return None
     start = time.perf_counter()

@@ -137,8 +137,8 @@ def grade(
 ) -> None:
     """Grade a submission and print MLE-bench's report as JSON (exit 0, valid or not)."""
     from sandmle.harness.competition import load_competition
-    from sandmle.harness.grading import report_human_rank
-    from sandmle.harness.grading_subprocess import grade_csv_bounded
+    from sandmle.harness.grading.bounded import grade_csv_bounded
+    from sandmle.harness.grading.report import report_human_rank
 
     comp = load_competition(competition)
     # as the scorer grades: in a bounded child that knows its competition (a release's
@@ -161,7 +161,7 @@ def thresholds(
     leaderboard: Annotated[Path, typer.Argument(help="Leaderboard CSV with a 'score' column.")],
 ) -> None:
     """Medal and median thresholds of a leaderboard by MLE-bench's rule, as JSON."""
-    from sandmle.harness.medals import read_leaderboard, thresholds_from_leaderboard
+    from sandmle.harness.grading.medals import read_leaderboard, thresholds_from_leaderboard
 
     _print_json(thresholds_from_leaderboard(read_leaderboard(leaderboard)).to_dict())
 
@@ -182,7 +182,7 @@ def eval_command(
     max_samples: Annotated[int | None, typer.Option(help="Samples run at once.")] = None,
 ) -> None:
     """Evaluate a model under a scaffold on a benchmark (Inspect's eval_set: resumable)."""
-    from sandmle.harness.run import parse_kv, run_eval
+    from sandmle.study.evaluate import parse_kv, run_eval
 
     if not any(arg.startswith("sandbox=") and arg != "sandbox=bwrap" for arg in task_arg):
         _agent_runtime_ready()
@@ -212,7 +212,7 @@ def _agent_runtime_ready() -> None:
 
 def synth_group() -> typer.Typer:
     """``sandmle synth``, with the MLE-bench-lite replica writer mounted as ``replicas``."""
-    from sandmle.benchmarks.mle_bench_lite.replicas_cli import replicas_command
+    from sandmle.benchmarks.mle_bench.replicas.cli import replicas_command
     from sandmle.benchmarks.synthetic.cli import synth_app
 
     if not any(c.name == "replicas" for c in synth_app.registered_commands):

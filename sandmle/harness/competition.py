@@ -45,7 +45,7 @@ class GraderSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "standard"
-    """A grader registered with ``@grader`` (``sandmle.harness.graders``)."""
+    """A grader registered with ``@grader`` (``sandmle.harness.grading.registry``)."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Grader-specific options (see the grader's docstring)."""
 
@@ -71,7 +71,7 @@ class CompetitionConfig(BaseModel):
     name: str
     """Human-readable title."""
     metric: str
-    """A metric registered in ``sandmle.harness.metrics``."""
+    """A metric registered in ``sandmle.harness.grading.metrics``."""
     is_lower_better: bool | None = None
     """Direction of the metric; from the leaderboard, else the metric's default, when omitted."""
     id_columns: list[str] = Field(default_factory=lambda: ["id"])
@@ -166,7 +166,7 @@ def parse_config(data: Any, source: str = CONFIG_FILE) -> CompetitionConfig:
 
 
 def _check_metric(config: CompetitionConfig, source: str) -> None:
-    from sandmle.harness.metrics import metric_names
+    from sandmle.harness.grading.metrics import metric_names
     from sandmle.harness.plugins import GRADER_PLUGINS, load_plugins
 
     if config.metric not in metric_names():
@@ -199,7 +199,7 @@ def metric_direction(config: CompetitionConfig) -> bool:
     """``is_lower_better`` as configured, else the metric's default direction."""
     if config.is_lower_better is not None:
         return config.is_lower_better
-    from sandmle.harness.metrics import get_metric
+    from sandmle.harness.grading.metrics import get_metric
 
     return get_metric(config.metric).lower_is_better
 

@@ -18,8 +18,8 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import SandboxEnvironment, sandbox
 
 from sandmle.harness.competition import Competition
-from sandmle.harness.grading import CompetitionReport, report_human_rank
-from sandmle.harness.grading_subprocess import GradingLimits, grade_csv_bounded
+from sandmle.harness.grading.bounded import GradingLimits, grade_csv_bounded
+from sandmle.harness.grading.report import CompetitionReport, report_human_rank
 from sandmle.harness.layout import SUBMISSION_DIR, SUBMISSION_PATH
 from sandmle.harness.samples import competition_for
 from sandmle.harness.submission_fetch import fetch_submission as fetch_from
@@ -78,7 +78,7 @@ async def grade_sandbox_submission(
     """Copy the sandbox's (default: the current sample's) submission out and grade it.
 
     Grading runs in a forked child under a time and memory cap (see
-    :mod:`sandmle.harness.grading_subprocess`); the host temp dir it grades in never shows in
+    :mod:`sandmle.harness.grading.bounded`); the host temp dir it grades in never shows in
     the report, which the agent may see through ``validate_submission``.
     """
     with tempfile.TemporaryDirectory(prefix="sandmle-grade-") as tmp:

@@ -19,9 +19,9 @@ from pathlib import Path
 import anyio
 from inspect_ai.util import OutputLimitExceededError, SandboxEnvironment, registry_info
 
+from sandmle.harness.grading.reading import DEFAULT_MAX_BYTES
 from sandmle.harness.layout import SUBMISSION_DIR, SUBMISSION_PATH
 from sandmle.harness.sandbox._files import open_leaf
-from sandmle.harness.submission import DEFAULT_MAX_BYTES
 
 SUBMISSION_NAME = "submission.csv"
 _CHUNK = 1024 * 1024

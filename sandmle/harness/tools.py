@@ -13,8 +13,8 @@ from dataclasses import replace
 from inspect_ai.tool import Tool, bash, python, tool
 from inspect_ai.util import store
 
-from sandmle.harness.grading import CompetitionReport, is_grader_error
-from sandmle.harness.grading_subprocess import GradingLimits
+from sandmle.harness.grading.bounded import GradingLimits
+from sandmle.harness.grading.report import CompetitionReport, is_grader_error
 from sandmle.harness.samples import COMPETITION_ROOT_KEY, competition_for
 from sandmle.harness.scorer import grade_sandbox_submission
 

@@ -10,7 +10,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sandmle.leaderboard.checkpoints import CheckpointInfo, checkpoint_info, step_from_name
     from sandmle.leaderboard.export import export_html, report_html
     from sandmle.leaderboard.logs import (
         LoadedLogs,
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
         pairwise_table,
         training_curve_table,
     )
+    from sandmle.training.checkpoint_info import CheckpointInfo, checkpoint_info, step_from_name
 
 _HOMES = {
     "checkpoints": ("CheckpointInfo", "checkpoint_info", "step_from_name"),

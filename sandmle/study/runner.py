@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandmle.harness.run import build_solver, build_task
 from sandmle.study.config import StudyConfig
+from sandmle.study.evaluate import build_solver, build_task
 
 
 def study_tasks(study: StudyConfig) -> list[Any]:

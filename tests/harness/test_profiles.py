@@ -6,8 +6,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
-from sandmle.benchmarks.mle_bench_lite.replicas import build_replicas
-from sandmle.benchmarks.mle_bench_lite.task import mle_bench_lite
+from sandmle.benchmarks.mle_bench.replicas.build import build_replicas
+from sandmle.benchmarks.mle_bench.task import mle_bench_lite
 from sandmle.errors import SandmleError
 from sandmle.harness.profiles import DEFAULT_PROFILE, PROFILES, profile_values
 from sandmle.harness.sandbox import BwrapSandboxEnvironment, SandboxLimits

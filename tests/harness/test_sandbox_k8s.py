@@ -127,8 +127,8 @@ def _helm_merge(base: dict, override: dict) -> dict:
 
 
 def test_the_task_builds_a_k8s_sample_per_competition(tmp_path: Path) -> None:
-    from sandmle.benchmarks.mle_bench_lite.replicas import build_replicas
-    from sandmle.benchmarks.mle_bench_lite.task import mle_bench_lite
+    from sandmle.benchmarks.mle_bench.replicas.build import build_replicas
+    from sandmle.benchmarks.mle_bench.task import mle_bench_lite
 
     build_replicas(tmp_path / "data", [CID])
     task = mle_bench_lite(

@@ -15,7 +15,7 @@ from inspect_ai.util import sandbox
 
 from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.harness.competition import load_competition
-from sandmle.harness.grading import grade_csv
+from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.layout import SUBMISSION_PATH
 from sandmle.harness.samples import competition_for
 from sandmle.harness.scorer import FLAGS

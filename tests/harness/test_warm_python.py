@@ -21,13 +21,7 @@ from typing import Any
 import pytest
 from inspect_ai.util import OutputLimitExceededError
 
-from sandmle.harness.sandbox import (
-    BwrapConfig,
-    BwrapSandboxEnvironment,
-    SandboxLimits,
-    _warm_client,
-    _warm_server,
-)
+from sandmle.harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, SandboxLimits
 from sandmle.harness.sandbox.warm import (
     LOG_NAME,
     SHIM_DIR,
@@ -35,6 +29,7 @@ from sandmle.harness.sandbox.warm import (
     WARM_DIR,
     WarmPythonConfig,
 )
+from sandmle.sandbox_scripts import warm_client, warm_server
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap not installed")
 
@@ -542,28 +537,28 @@ def f():
     import scipy.stats
 x = "import not_at_line_start"
 """
-    assert _warm_server.referenced_modules(source) == {
+    assert warm_server.referenced_modules(source) == {
         "os", "numpy", "sklearn.ensemble", "sklearn.ensemble.RandomForestClassifier",
         "sklearn", "sklearn.metrics", "sklearn.linear_model", "scipy.stats",
     }  # fmt: skip
 
 
 def test_server_and_client_share_their_constants() -> None:
-    assert _warm_client.SOCKET == f"{WARM_DIR}/{SOCKET_NAME}"
-    assert _warm_client.RLIMITS == _warm_server.RLIMITS
+    assert warm_client.SOCKET == f"{WARM_DIR}/{SOCKET_NAME}"
+    assert warm_client.RLIMITS == warm_server.RLIMITS
 
 
 def test_parse_args() -> None:
-    assert _warm_server.parse_args(["-c", "pass", "x"], False).rest == ["-c", "x"]
-    assert _warm_server.parse_args(["s.py", "-m"], False).kind == "script"
-    assert _warm_server.parse_args([], False).rest == [""]
+    assert warm_server.parse_args(["-c", "pass", "x"], False).rest == ["-c", "x"]
+    assert warm_server.parse_args(["s.py", "-m"], False).kind == "script"
+    assert warm_server.parse_args([], False).rest == [""]
     for args in (["-m", "x"], ["-u", "s.py"], ["-I", "-c", "1"], ["-c"]):
-        assert _warm_server.parse_args(args, False) is None
-    assert _warm_server.parse_args(["-"], True) is None
+        assert warm_server.parse_args(args, False) is None
+    assert warm_server.parse_args(["-"], True) is None
 
 
 def test_modules_are_stdlib_only() -> None:
-    for module in (_warm_client, _warm_server):
+    for module in (warm_client, warm_server):
         source = Path(module.__file__).read_text()
         assert "sandmle" not in "".join(
             line for line in source.splitlines() if line.startswith(("import", "from"))

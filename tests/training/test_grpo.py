@@ -82,7 +82,7 @@ def test_checkpoint_is_a_plain_hf_folder_with_metadata(trained) -> None:
     meta = json.loads((folder / "sandmle_checkpoint.json").read_text())
     assert meta["step"] == 2 and meta["reward"] == pytest.approx(0.0)
 
-    from sandmle.leaderboard.checkpoints import checkpoint_info
+    from sandmle.training.checkpoint_info import checkpoint_info
 
     assert checkpoint_info(f"hf/{folder}").step == 2
 

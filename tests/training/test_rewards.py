@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from sandmle.harness.competition import load_competition
-from sandmle.harness.grading import grade_csv
+from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.scorer import score_value
 from sandmle.training.rewards import (
     RewardSettings,

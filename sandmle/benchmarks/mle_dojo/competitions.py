@@ -25,12 +25,12 @@ from typing import Literal
 
 import pandas as pd
 
-from sandmle.benchmarks.mle_bench_lite.competitions import (
+from sandmle.benchmarks.mle_bench.competitions import (
     get_competition,
     grader_name,
     lite_competitions,
 )
-from sandmle.benchmarks.mle_dojo import dojo_graders
+from sandmle.benchmarks.mle_dojo import graders as dojo_graders
 from sandmle.errors import CompetitionError
 from sandmle.harness.competition import (
     Competition,

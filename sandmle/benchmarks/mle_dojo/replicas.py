@@ -30,11 +30,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sandmle.benchmarks.mle_bench_lite.competitions import get_competition
-from sandmle.benchmarks.mle_bench_lite.replica_files import write_csv
-from sandmle.benchmarks.mle_bench_lite.replicas import MARKER, clear_replica
+from sandmle.benchmarks.mle_bench.competitions import get_competition
+from sandmle.benchmarks.mle_bench.replicas.build import MARKER, clear_replica
+from sandmle.benchmarks.mle_bench.replicas.files import write_csv
 from sandmle.benchmarks.mle_dojo.competitions import ANSWERS, BOARDS, PRIVATE, PUBLIC
-from sandmle.harness.submission import read_csv_reference
+from sandmle.harness.grading.reading import read_csv_reference
 
 NOT_IN_DOJO = {
     "siim-isic-melanoma-classification": "not among MLE-Dojo's competitions",

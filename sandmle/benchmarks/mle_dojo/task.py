@@ -1,7 +1,7 @@
 """``sandmle/mle_dojo``: MLE-Dojo's prepared competitions as an Inspect task.
 
 Graded by MLE-Dojo's own rules by default (``-T grader=dojo``, see
-:mod:`sandmle.benchmarks.mle_dojo.dojo_graders`), or by MLE-bench's (``-T grader=mle-bench``).
+:mod:`sandmle.benchmarks.mle_dojo.graders`), or by MLE-bench's (``-T grader=mle-bench``).
 Scores carry the medal flags (thresholds from the private board by MLE-bench's rule) and
 ``human_rank``, MLE-Dojo's HumanRank: the position score averaged over the private and public
 boards. A competition that is not prepared, or that nothing can grade, is left out with a
@@ -16,8 +16,8 @@ from typing import Any
 
 from inspect_ai import Task, task
 
-import sandmle.benchmarks.mle_bench_lite.graders  # noqa: F401  (registers the lite graders)
-import sandmle.benchmarks.mle_dojo.graders  # noqa: F401  (registers mle-dojo/native)
+import sandmle.benchmarks.mle_bench.graders  # noqa: F401  (registers the lite graders)
+import sandmle.benchmarks.mle_dojo.upstream  # noqa: F401  (registers mle-dojo/native)
 from sandmle.benchmarks.mle_dojo.competitions import (
     BENCHMARK,
     DEFAULT_DATA_DIR,

@@ -44,7 +44,7 @@ class StructuralDNA(BaseModel):
     task_type: TaskType
     """What is predicted."""
     metric: str
-    """A metric registered in ``sandmle.harness.metrics``."""
+    """A metric registered in ``sandmle.harness.grading.metrics``."""
     target_kind: TargetKind
     """Submission cells: probabilities, labels, values or ranked id lists (MAP@k)."""
     n_outputs: int = Field(ge=1)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
 from sandmle.errors import InvalidSubmission
 from sandmle.harness.competition import CompetitionConfig, Thresholds, metric_direction
-from sandmle.harness.graders import get_grader
+from sandmle.harness.grading.registry import get_grader
 
 DECIMALS = 5
 N_BOOTSTRAP = 60

@@ -37,9 +37,9 @@ from sandmle.harness.competition import (
     Thresholds,
     write_config,
 )
-from sandmle.harness.grading import round_score
-from sandmle.harness.metrics import get_metric
-from sandmle.harness.submission import read_csv_reference
+from sandmle.harness.grading.metrics import get_metric
+from sandmle.harness.grading.reading import read_csv_reference
+from sandmle.harness.grading.report import round_score
 
 GENERATION_DIR = "generation"
 SUBMISSION_FLOAT_FORMAT = "%.8g"

@@ -40,10 +40,10 @@ from sandmle.harness.competition import (
     load_competition,
     write_config,
 )
-from sandmle.harness.grading import grade_frame, round_score
-from sandmle.harness.grading_subprocess import grading
-from sandmle.harness.metrics import get_metric
-from sandmle.harness.submission import read_csv_reference
+from sandmle.harness.grading.bounded import grading
+from sandmle.harness.grading.metrics import get_metric
+from sandmle.harness.grading.reading import read_csv_reference
+from sandmle.harness.grading.report import grade_frame, round_score
 
 REQUIRED = ("description.md", "sample_submission.csv", EVALUATOR_FILE, ANSWER_FILE)
 # sklearn names in an evaluator's source → our metrics that may match (checked on the probes).

@@ -29,9 +29,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sandmle.errors import CompetitionError, InvalidSubmission, SandmleError
 from sandmle.harness.competition import Competition, CompetitionConfig, Thresholds
-from sandmle.harness.graders import grader
-from sandmle.harness.grading_subprocess import graded_competition
-from sandmle.harness.metrics import metric
+from sandmle.harness.grading.bounded import graded_competition
+from sandmle.harness.grading.metrics import metric
+from sandmle.harness.grading.registry import grader
 
 EVALUATOR_FILE = "evaluator.py"
 ANSWER_FILE = "answer.csv"
@@ -134,7 +134,7 @@ def release_evaluator_grader(
     """Run the evaluator in a temp copy of the public folder holding answer.csv too.
 
     The public folder is known when the grading core names the competition
-    (``grading_subprocess.grading``: bounded grading and the import check do); otherwise the
+    (``bounded.grading``: bounded grading and the import check do); otherwise the
     evaluator runs beside answer.csv alone, as an evaluator that reads no public file needs.
     """
     try:

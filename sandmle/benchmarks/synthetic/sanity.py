@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from sandmle.benchmarks.synthetic.baselines import BASELINES
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import Competition, load_competition, metric_direction
-from sandmle.harness.grading import CompetitionReport, grade_csv
+from sandmle.harness.grading.report import CompetitionReport, grade_csv
 
 Severity = Literal["error", "warning"]
 

@@ -24,7 +24,7 @@ from sandmle.benchmarks.synthetic import targets as tg
 from sandmle.benchmarks.synthetic.determinism import load_blueprint
 from sandmle.benchmarks.synthetic.learners import PublicData
 from sandmle.harness.competition import PUBLIC_DIR, load_competition
-from sandmle.harness.grading import grade_frame
+from sandmle.harness.grading.report import grade_frame
 
 MODALITIES = ("image", "text", "audio")
 

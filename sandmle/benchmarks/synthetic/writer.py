@@ -29,7 +29,7 @@ from sandmle.benchmarks.synthetic.blueprint import Blueprint
 from sandmle.benchmarks.synthetic.developer import DevelopedTask
 from sandmle.benchmarks.synthetic.leaks import description_leaks
 from sandmle.benchmarks.synthetic.strategist import role_rng
-from sandmle.harness.metrics import get_metric
+from sandmle.harness.grading.metrics import get_metric
 
 WRITER_ROLE = 6
 """The writer's random stream (``role_rng``): other roles' draws never move with it."""

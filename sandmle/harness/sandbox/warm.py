@@ -1,7 +1,7 @@
 """Warm Python: one fork server per sample, so an agent's ``python`` skips the heavy imports.
 
 At sample start (or at the sample's first exec that runs Python, see `WarmPythonConfig.start`)
-the sandbox starts ``_warm_server.py`` under the agent's Python, as any exec (same uid,
+the sandbox starts ``sandbox_scripts/warm_server.py`` under the agent's Python, as any exec (same uid,
 cgroup, seccomp, mounts, limits). It forks a fresh process from that clean parent for each
 run (never reusing one), so a run costs a fork instead of an interpreter start plus the
 numpy/pandas/scikit-learn/scipy imports. By default the server imports a library of its
@@ -42,6 +42,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from sandmle.sandbox_scripts import SCRIPTS_DIR
+
 logger = logging.getLogger(__name__)
 
 WARM_DIR = "/opt/sandmle-warm"
@@ -64,7 +66,6 @@ DEFAULT_PRELOAD = (
 """Libraries agents' scripts commonly import, none with import-time effects on other modules
 (``sklearn.experimental.*`` would enable estimators for every later run, so it is not here).
 On demand, only those a run names are imported; eager, all."""
-_HERE = Path(__file__).parent
 _MAX_SHEBANG = 200  # the kernel reads 256 bytes of a #! line (128 before Linux 5.1)
 
 Spawn = Callable[[list[str], Sequence[int], int], subprocess.Popen]
@@ -100,7 +101,7 @@ def wants_server(config: WarmPythonConfig, cmd: list[str]) -> bool:
 
 def _shim_text(python: str) -> str:
     """The client script, started by the agent's Python with ``-S -I`` (fast, stdlib only)."""
-    client = (_HERE / "_warm_client.py").read_text()
+    client = (SCRIPTS_DIR / "warm_client.py").read_text()
     interpreter = python
     if len(interpreter) < _MAX_SHEBANG and not any(c.isspace() for c in interpreter):
         return f"#!{interpreter} -SI\n{client}"
@@ -114,8 +115,8 @@ def prepare_warm_dir(root: Path, python: str) -> Path:
     (host / "bin").mkdir(parents=True)
     host.chmod(0o755)
     (host / "bin").chmod(0o755)
-    shutil.copyfile(_HERE / "_warm_server.py", host / SERVER_SCRIPT)
-    shutil.copyfile(_HERE / "_warm_client.py", host / "client.py")
+    shutil.copyfile(SCRIPTS_DIR / "warm_server.py", host / SERVER_SCRIPT)
+    shutil.copyfile(SCRIPTS_DIR / "warm_client.py", host / "client.py")
     for name in (SERVER_SCRIPT, "client.py"):
         (host / name).chmod(0o644)
     text = _shim_text(python)

@@ -12,11 +12,11 @@ import json
 import shlex
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from inspect_ai.util import OutputLimitExceededError, sandbox
 
 from sandmle.harness.layout import DATA_DIR, SUBMISSION_PATH, WORK_DIR
+from sandmle.sandbox_scripts import SCRIPTS_DIR
 
 NODES_DIR = f"{WORK_DIR}/nodes"
 OUTPUT_HEAD = 3000
@@ -123,7 +123,7 @@ class Probe:
     packages: tuple[str, ...] = ()
 
 
-PROBE_SCRIPT = Path(__file__).with_name("probe_script.py")
+PROBE_SCRIPT = SCRIPTS_DIR / "probe.py"
 
 
 async def probe(data_dir: str = DATA_DIR) -> Probe:

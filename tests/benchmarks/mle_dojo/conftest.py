@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sandmle.benchmarks.mle_bench_lite import thresholds
-from sandmle.benchmarks.mle_bench_lite.replicas import DOJO_SUBDIR, build_replicas
+from sandmle.benchmarks.mle_bench import thresholds
+from sandmle.benchmarks.mle_bench.replicas.build import DOJO_SUBDIR, build_replicas
 from sandmle.benchmarks.mle_dojo.competitions import VIEWS_ENV
 
 DOJO_IDS = [

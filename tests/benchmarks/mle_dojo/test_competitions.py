@@ -8,11 +8,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import sandmle.benchmarks.mle_dojo.graders  # noqa: F401  (registers mle-dojo/native)
+import sandmle.benchmarks.mle_dojo.upstream  # noqa: F401  (registers mle-dojo/native)
 from sandmle.benchmarks.mle_dojo import competitions as dojo
 from sandmle.errors import CompetitionError
-from sandmle.harness.grading import competition_thresholds, grade_csv, report_human_rank
-from sandmle.harness.medals import read_leaderboard, thresholds_from_leaderboard
+from sandmle.harness.grading.medals import read_leaderboard, thresholds_from_leaderboard
+from sandmle.harness.grading.report import competition_thresholds, grade_csv, report_human_rank
 
 from .conftest import DOJO_IDS, SPOOKY
 

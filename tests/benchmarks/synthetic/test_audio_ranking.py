@@ -23,7 +23,7 @@ from sandmle.benchmarks.synthetic.modalities import audio, ranking
 from sandmle.benchmarks.synthetic.sanity import check_task
 from sandmle.benchmarks.synthetic.seeds import LITE_SEEDS, SEEDS
 from sandmle.harness.competition import load_competition
-from sandmle.harness.grading import grade_csv
+from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.pack import load_pack, write_manifest
 
 WHALE = "the-icml-2013-whale-challenge-right-whale-redux"

@@ -15,8 +15,8 @@ from sandmle.benchmarks.synthetic.cli import synth_app
 from sandmle.benchmarks.synthetic.release import import_release
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import load_competition
-from sandmle.harness.grading import grade_csv
-from sandmle.harness.grading_subprocess import grade_csv_bounded, grading
+from sandmle.harness.grading.bounded import grade_csv_bounded, grading
+from sandmle.harness.grading.report import grade_csv
 
 EVALUATOR = """\
 import argparse

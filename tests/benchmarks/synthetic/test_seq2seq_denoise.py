@@ -21,7 +21,7 @@ from sandmle.benchmarks.synthetic.pipeline import generate_task
 from sandmle.benchmarks.synthetic.sanity import check_task
 from sandmle.benchmarks.synthetic.seeds import LITE_SEEDS, SEEDS, get_seed
 from sandmle.harness.competition import load_competition
-from sandmle.harness.grading import grade_frame
+from sandmle.harness.grading.report import grade_frame
 
 TEXT_NORMALIZATION = (
     "text-normalization-challenge-english-language",

@@ -17,7 +17,7 @@ from sandmle.benchmarks.synthetic.pipeline import write_prepared
 from sandmle.benchmarks.synthetic.sanity import description_mismatches
 from sandmle.benchmarks.synthetic.seeds import SEEDS
 from sandmle.benchmarks.synthetic.strategist import TaskRequest
-from sandmle.harness.metrics import get_metric
+from sandmle.harness.grading.metrics import get_metric
 
 AUDIO_SEEDS = ["mlsp-2013-birds", "the-icml-2013-whale-challenge-right-whale-redux"]
 PACK_SEEDS = [*BUILTIN_SEEDS, *AUDIO_SEEDS]

@@ -35,7 +35,7 @@ from sandmle.benchmarks.synthetic.llm.seed_dna import SeedMaterial, dna_prompt, 
 from sandmle.benchmarks.synthetic.strategist import TaskRequest
 from sandmle.benchmarks.synthetic.writer import Description
 from sandmle.errors import SandmleError
-from sandmle.harness.metrics import get_metric
+from sandmle.harness.grading.metrics import get_metric
 
 if TYPE_CHECKING:
     from inspect_ai.model import ChatMessage, Model

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sandmle.benchmarks.synthetic.blueprint import StructuralDNA
 from sandmle.benchmarks.synthetic.llm import prompts
 from sandmle.errors import SandmleError
-from sandmle.harness.metrics import metric_names
+from sandmle.harness.grading.metrics import metric_names
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model

@@ -27,7 +27,7 @@ from sandmle.benchmarks.synthetic.blueprint import Blueprint, MutatedDomain
 from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids, split_rows
 from sandmle.benchmarks.synthetic.domains import CATEGORY_NAMES, DomainPool
 from sandmle.benchmarks.synthetic.modalities import tabular
-from sandmle.harness.metrics import ranking_k
+from sandmle.harness.grading.metrics import ranking_k
 
 if TYPE_CHECKING:  # the strategist imports the modalities lazily: no cycle at run time
     from sandmle.benchmarks.synthetic.strategist import TaskRequest
