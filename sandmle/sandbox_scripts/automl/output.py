@@ -77,11 +77,8 @@ def score(metric: str, truth: np.ndarray, pred: np.ndarray) -> float:
     if metric == "multiclass_log_loss":
         return float(m.log_loss(truth.argmax(axis=1), pred, labels=list(range(truth.shape[1]))))
     if metric == "quadratic_weighted_kappa":
-        return float(
-            m.cohen_kappa_score(
-                truth[:, 0].astype(str), pred[:, 0].astype(str), weights="quadratic"
-            )
-        )
+        t, p = ordered_labels(truth[:, 0]), ordered_labels(pred[:, 0])
+        return float(m.cohen_kappa_score(t, p, weights="quadratic"))
     if metric == "accuracy":
         return float(np.mean(truth[:, 0].astype(str) == pred[:, 0].astype(str)))
     if metric == "macro_f1":
@@ -93,6 +90,13 @@ def score(metric: str, truth: np.ndarray, pred: np.ndarray) -> float:
     if metric == "r2":
         return per_column(m.r2_score)
     return per_column(lambda t, p: float(np.sqrt(m.mean_squared_error(t, p))))
+
+
+def ordered_labels(values: np.ndarray) -> np.ndarray:
+    """Labels scikit-learn can compare, in the graders' order: numbers as numbers (2 before
+    10, which as text sort the other way), else text."""
+    numbers = pd.to_numeric(pd.Series(values), errors="coerce")
+    return numbers.to_numpy(float) if numbers.notna().all() else values.astype(str)
 
 
 def splits(
