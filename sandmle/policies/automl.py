@@ -61,7 +61,7 @@ def join_parts(sources: dict[str, str]) -> str:
 
     Each part is a docstring, its imports, then its body. Raises ValueError for a part that
     imports after its body starts, imports a name its sibling does not define, or defines a
-    name another part defines too (in one file the later one would silently win).
+    name another part defines or imports too (in one file the later one would silently win).
     """
     parts = {name: read_part(name, source) for name, source in sources.items()}
     owner: dict[str, str] = {}
@@ -71,18 +71,21 @@ def join_parts(sources: dict[str, str]) -> str:
                 raise ValueError(f"{symbol!r} is defined in both {owner[symbol]} and {part.name}")
             owner[symbol] = part.name
     outside: list[ast.stmt] = []
+    bound: dict[str, str] = {}
     for part in parts.values():
         for node in part.imports:
             if isinstance(node, ast.ImportFrom) and node.level:
                 _check_sibling(part.name, node, parts)
             else:
                 outside.append(node)
+                _check_bound(part.name, node, owner, bound)
     first, *rest = parts.values()
     header = f"{first.docstring}\n\n{_import_block(outside)}" + "\n" * (first.gap + 1)
     return header + "\n\n\n".join([first.body, *(part.body for part in rest)]) + "\n"
 
 
 def read_part(name: str, source: str) -> Part:
+    """A part's docstring, imports (those before its first other statement) and body."""
     tree = ast.parse(source, filename=f"{name}.py")
     lines = source.splitlines()
     nodes = list(tree.body)
@@ -123,6 +126,21 @@ def _check_sibling(name: str, node: ast.ImportFrom, parts: dict[str, Part]) -> N
         )
     if any(a.asname for a in node.names):
         raise ValueError(f"{name}.py renames a name it imports from {sibling}.py")
+
+
+def _check_bound(name: str, node: ast.stmt, owner: dict[str, str], bound: dict[str, str]) -> None:
+    """An outside import binds its name to one thing in every part, and no part defines it."""
+    assert isinstance(node, (ast.Import, ast.ImportFrom))
+    for alias in node.names:
+        if isinstance(node, ast.ImportFrom):
+            symbol, what = alias.asname or alias.name, f"{node.module}.{alias.name}"
+        else:  # `import a.b` binds a, to the module a
+            symbol = alias.asname or alias.name.partition(".")[0]
+            what = alias.name if alias.asname else symbol
+        if symbol in owner:
+            raise ValueError(f"{name}.py imports {symbol!r}, which {owner[symbol]}.py defines")
+        if bound.setdefault(symbol, what) != what:
+            raise ValueError(f"{name}.py binds {symbol!r} to {what}, elsewhere to {bound[symbol]}")
 
 
 def _import_block(nodes: list[ast.stmt]) -> str:

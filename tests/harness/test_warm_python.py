@@ -23,10 +23,14 @@ from inspect_ai.util import OutputLimitExceededError
 from sandmle.harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, SandboxLimits
 from sandmle.harness.sandbox.warm import (
     LOG_NAME,
+    SERVER_SCRIPT,
+    SERVER_SOURCE,
     SHIM_DIR,
     SOCKET_NAME,
     WARM_DIR,
+    WARM_PACKAGE,
     WarmPythonConfig,
+    prepare_warm_dir,
 )
 from sandmle.sandbox_scripts import warm_client
 from sandmle.sandbox_scripts.warm_server import imports, request
@@ -559,6 +563,16 @@ x = "import not_at_line_start"
         "os", "numpy", "sklearn.ensemble", "sklearn.ensemble.RandomForestClassifier",
         "sklearn", "sklearn.metrics", "sklearn.linear_model", "scipy.stats",
     }  # fmt: skip
+
+
+def test_the_warm_dir_holds_the_launcher_the_package_and_the_client(tmp_path: Path) -> None:
+    host = prepare_warm_dir(tmp_path, "/usr/bin/python3")
+    modules = {p.name for p in SERVER_SOURCE.glob("*.py")} - {"launcher.py"}
+    assert {p.name for p in (host / WARM_PACKAGE).iterdir()} == modules
+    assert (host / SERVER_SCRIPT).read_text() == (SERVER_SOURCE / "launcher.py").read_text()
+    assert f'"{WARM_PACKAGE}.serve"' in (host / SERVER_SCRIPT).read_text()
+    assert {p.name for p in host.iterdir()} == {"bin", "client.py", SERVER_SCRIPT, WARM_PACKAGE}
+    assert {oct(p.stat().st_mode & 0o777) for p in host.rglob("*.py")} == {"0o644"}
 
 
 def test_server_and_client_share_their_constants() -> None:

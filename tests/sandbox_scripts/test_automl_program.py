@@ -99,6 +99,8 @@ def test_join_parts_merges_imports_and_drops_the_parts_own() -> None:
         ('"""A part."""\n\nfrom .other import SAFE\n', "imports .other, which is not a part"),
         ('"""A part."""\n\nfrom .. import SCRIPTS_DIR\n', "imports .., which is not a part"),
         ('"""A part."""\n\nfrom .settings import LEVEL as L\n', "renames a name it imports"),
+        ('"""A part."""\n\nfrom os import LEVEL\n', "imports 'LEVEL', which settings.py defines"),
+        ('"""A part."""\n\nimport sys as os\n', "binds 'os' to sys, elsewhere to os"),
     ],
 )
 def test_join_parts_refuses_what_one_file_would_run_differently(user: str, message: str) -> None:
