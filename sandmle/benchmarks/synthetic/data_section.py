@@ -17,6 +17,8 @@ from sandmle.benchmarks.synthetic.phrases import COUNTS, FILE_KINDS, SUFFIX_UNIT
 
 
 def data(draft: Draft) -> str:
+    """The file list (the three CSVs in a drawn order first), a note on blanks for tables,
+    and the column guide when the layout has no section of its own for it."""
     entries = file_entries(draft)
     head = 3 if draft.spec is None else len(entries)  # a task type's files: any order
     order = [entries[i] for i in draft.rng.permutation(head)] + entries[head:]
@@ -46,6 +48,7 @@ def data(draft: Draft) -> str:
 
 
 def file_entries(draft: Draft) -> list[str]:
+    """One ``- `name`: ...`` line per public file or folder, CSVs with their columns."""
     if draft.spec:
         frames = {"train.csv": draft.task.train, "test.csv": draft.task.test}
         frames["sample_submission.csv"] = draft.sample
@@ -86,6 +89,7 @@ def file_entries(draft: Draft) -> list[str]:
 
 
 def column_lines(draft: Draft, style: str) -> list[str]:
+    """The column guide as a markdown table (``table``) or as bullets."""
     rows = column_rows(draft)
     if style == "table":
         lead = draft.pick(("What the columns hold:", "Column meanings and units:"))
@@ -95,6 +99,7 @@ def column_lines(draft: Draft, style: str) -> list[str]:
 
 
 def column_rows(draft: Draft) -> list[tuple[str, str]]:
+    """(column, meaning) for the id and every train.csv column."""
     if draft.spec:
         return list(draft.spec.columns)
     bp, d = draft.bp, draft.bp.domain
@@ -112,6 +117,7 @@ def column_rows(draft: Draft) -> list[tuple[str, str]]:
 
 
 def label_meaning(draft: Draft, name: str) -> str:
+    """What a label column of train.csv holds."""
     d = draft.bp.domain
     if draft.bp.dna.task_type in ("regression", "forecasting"):
         unit = f"in {d.unit}" if d.unit and d.unit != name else "a count"
@@ -128,6 +134,7 @@ def label_meaning(draft: Draft, name: str) -> str:
 
 
 def feature_meaning(draft: Draft, name: str) -> str:
+    """What a feature column holds, with its unit for numbers."""
     d = draft.bp.domain
     if name == d.text_column:
         return f"the text of the {d.entity}, as written"
@@ -166,6 +173,7 @@ def extra_entries(bp: Blueprint, task: DevelopedTask) -> list[str]:
 
 
 def unit_of(name: str) -> str:
+    """A numeric column's unit: by its name, its suffix, or whether it counts things."""
     if name in UNITS:
         return UNITS[name]
     for suffix, unit in SUFFIX_UNITS:
@@ -175,4 +183,5 @@ def unit_of(name: str) -> str:
 
 
 def cols(frame: pd.DataFrame) -> str:
+    """The frame's columns as inline code, comma-separated."""
     return ", ".join(f"`{c}`" for c in frame.columns)

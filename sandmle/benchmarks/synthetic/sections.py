@@ -12,6 +12,7 @@ from sandmle.benchmarks.synthetic.phrases import GENERIC_STORIES, STORIES
 
 
 def intro(draft: Draft) -> str:
+    """The framing story and what a row is (plus the task, when the layout has no task section)."""
     d = draft.bp.domain
     own = STORIES.get(d.slug, ())
     generic = tuple(s.format(title_lower=d.title.lower(), entity=d.entity) for s in GENERIC_STORIES)
@@ -37,6 +38,7 @@ def intro(draft: Draft) -> str:
 
 
 def task_sentence(draft: Draft) -> str:
+    """What to predict and how much training and test data there is."""
     if draft.spec:
         lead = draft.pick(("Predict", "Your job is to predict", "The goal is to predict"))
         return f"{lead} {draft.pick(draft.spec.task)}. {draft.pick(draft.spec.sizes)}"
@@ -66,6 +68,7 @@ def task_sentence(draft: Draft) -> str:
 
 
 def evaluation(draft: Draft) -> str:
+    """The metric by name, what it measures and its direction."""
     f = draft.facts
     how = draft.pick(
         (
@@ -86,6 +89,7 @@ def evaluation(draft: Draft) -> str:
 
 
 def submission(draft: Draft) -> str:
+    """The submission's columns, rows, values and ids, with its first rows as an example."""
     f = draft.facts
     columns = ", ".join(f"`{c}`" for c in f.submission_columns)
     targets = ", ".join(f"`{c}`" for c in f.submission_columns[1:])
@@ -106,6 +110,7 @@ def submission(draft: Draft) -> str:
 
 
 def notes(draft: Draft) -> str:
+    """Two notes true of every task (or of the task type), drawn from the stream."""
     notes = [
         "Only the files listed here may be used; there is no external data.",
         "The score on the test rows is final; there is no separate public leaderboard.",
