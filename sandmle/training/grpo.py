@@ -188,7 +188,7 @@ def resolve_model(config: SandmleGRPOConfig) -> str:
 
 def task_ids(settings: RolloutSettings) -> list[str]:
     """The tasks to train on: the configured ones, else every task of the pack."""
-    from sandmle.benchmarks.synthetic.packs import builtin_pack_dir
+    from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
     from sandmle.harness.pack import load_pack
 
     pack = load_pack(settings.pack or builtin_pack_dir(), settings.tasks)

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sandmle.benchmarks.synthetic.blueprint import MODALITIES
+from sandmle.benchmarks.synthetic.blueprint import MODALITIES, TaskRequest
+from sandmle.benchmarks.synthetic.planning import BINARY_TABLE_TEST_FACTOR, binary_table
 from sandmle.benchmarks.synthetic.seeds import LITE_SEEDS, SEEDS, select_seeds
-from sandmle.benchmarks.synthetic.strategist import (
-    BINARY_TABLE_TEST_FACTOR,
-    TaskRequest,
-    binary_table,
-    plan,
-)
+from sandmle.benchmarks.synthetic.strategist import plan
 from sandmle.errors import SandmleError
 
 
