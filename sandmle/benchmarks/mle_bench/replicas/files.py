@@ -60,8 +60,10 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 def csv_bytes(frame: pd.DataFrame, quote_text: bool = False) -> bytes:
     """``frame`` as CSV; ``quote_text`` quotes every non-numeric field, as some Kaggle files do."""
-    quoting = csv.QUOTE_NONNUMERIC if quote_text else csv.QUOTE_MINIMAL
-    text = frame.to_csv(index=False, lineterminator="\n", quoting=quoting)
+    if quote_text:
+        text = frame.to_csv(index=False, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
+    else:  # pandas' default quoting: QUOTE_MINIMAL
+        text = frame.to_csv(index=False, lineterminator="\n")
     return text.encode("utf-8")
 
 
