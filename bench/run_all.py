@@ -114,7 +114,7 @@ def markdown(results: dict[str, dict]) -> str:
 def _resolve(args: list[str]) -> list[str]:
     if "@builtin" not in args:
         return args
-    from sandmle.benchmarks.synthetic.packs import builtin_pack_dir
+    from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
 
     return [str(builtin_pack_dir()) if a == "@builtin" else a for a in args]
 

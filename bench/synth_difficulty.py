@@ -28,12 +28,13 @@ from pathlib import Path
 import numpy as np
 
 from sandmle.benchmarks.synthetic import targets as tg
-from sandmle.benchmarks.synthetic.determinism import load_blueprint
-from sandmle.benchmarks.synthetic.developer import HiddenRule
-from sandmle.benchmarks.synthetic.learners import LEARNERS, PublicData, ladder
+from sandmle.benchmarks.synthetic.artifacts import HiddenRule, PublicData
+from sandmle.benchmarks.synthetic.baselines import LEARNERS, ladder
 from sandmle.benchmarks.synthetic.mlops import bootstrap_ladder
+from sandmle.benchmarks.synthetic.modalities.registry import modality_of
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
 from sandmle.benchmarks.synthetic.pipeline import row_groups
+from sandmle.benchmarks.synthetic.task_files import load_blueprint
 from sandmle.harness.grading.reading import read_csv_reference
 from sandmle.harness.grading.report import grade_frame
 from sandmle.harness.pack import load_pack
@@ -88,9 +89,7 @@ def task_result(competition) -> dict:
 
 def _kind(bp) -> str:
     """The modality, or modality/task type for task types with their own module (seq2seq)."""
-    from sandmle.benchmarks.synthetic.modalities import hook
-
-    own = hook(bp.dna.modality, bp.dna.task_type, "plan") is not None
+    own = modality_of(bp.dna).plan is not None
     return f"{bp.dna.modality}/{bp.dna.task_type}" if own else bp.dna.modality
 
 
@@ -99,11 +98,9 @@ def _forest(bp, public: PublicData) -> np.ndarray | None:
     None where targets are not numbers (seq2seq texts)."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    from sandmle.benchmarks.synthetic.modalities import featurizer
-
     if bp.dna.task_type == "seq2seq":
         return None
-    x, x_test = featurizer(bp.dna.modality, bp.dna.task_type)(bp, public)
+    x, x_test = modality_of(bp.dna).features(bp, public)
     y = tg.encode_train_targets(bp, public.train)
     k = bp.dna.n_outputs
     if tg.is_classification(bp):

@@ -22,9 +22,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from sandmle.benchmarks.synthetic.blueprint import TaskRequest
 from sandmle.benchmarks.synthetic.developer import develop
 from sandmle.benchmarks.synthetic.seeds import get_seed
-from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
+from sandmle.benchmarks.synthetic.strategist import plan
 from sandmle.harness.sandbox import BwrapConfig, BwrapSandboxEnvironment
 from sandmle.harness.sandbox.warm import WarmPythonConfig
 

@@ -12,11 +12,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer import _click  # typer's own click: what TyperGroup is declared with
+from typer.core import TyperCommand, TyperGroup
 
 from sandmle import __version__
 from sandmle.errors import SandmleError
@@ -35,27 +35,27 @@ LAZY_GROUPS = {
 """Sub-apps imported only when their command runs: ``sandmle --help`` costs what typer costs."""
 
 
-class LazyPlaceholder(click.Command):
+class LazyPlaceholder(TyperCommand):
     """Stands in a help listing for a sub-app that is not imported yet."""
 
 
 class LazyGroup(TyperGroup):
     """The root group: lists ``LAZY_GROUPS`` from their one-line help, imports one when run."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         for name, (_, short) in LAZY_GROUPS.items():
             self.commands.setdefault(name, LazyPlaceholder(name, help=short))
 
     def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
+        self, ctx: _click.Context, args: list[str]
+    ) -> tuple[str | None, _click.Command | None, list[str]]:
         name, command, rest = super().resolve_command(ctx, args)
         if isinstance(command, LazyPlaceholder) and name is not None:
             command = self._load(name)
         return name, command, rest
 
-    def _load(self, name: str) -> click.Command:
+    def _load(self, name: str) -> _click.Command:
         module, _, attr = LAZY_GROUPS[name][0].partition(":")
         loaded = getattr(importlib.import_module(module), attr)
         sub_app = loaded() if callable(loaded) and not isinstance(loaded, typer.Typer) else loaded

@@ -1,4 +1,5 @@
-"""Shared fixtures: the bundled example competitions, copied per test so tests may break them."""
+"""Shared fixtures: the bundled example competitions, copied per test so tests may break them,
+and where the committed reference data lives (see ``tests/fixtures/README.md``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "competitions"
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+LEADERBOARDS = Path(__file__).parent / "fixtures" / "leaderboards"
+"""Real Kaggle leaderboards (MLE-Dojo's copies): ``<competition>/{private,public}_leaderboard.csv``."""
+MLEBENCH = Path(__file__).parent / "fixtures" / "mlebench"
+"""MLE-bench facts: ``lite-competitions.csv``, ``splits/<name>.txt``, the spec's medal table."""
 
 
 @pytest.fixture

@@ -1,54 +1,30 @@
-"""Tables copied from the grading spec (../shared/mlebench/lite-grading-spec.md) for tests."""
+"""Reference values from the MLE-bench-lite grading spec, read from its copy in tests/fixtures.
 
-# §2 illustration table of the grading spec: (teams, lower, gold, silver, bronze, median).
-SPEC_TABLE: dict[str, tuple[int, bool, float, float, float, float]] = {
-    "aerial-cactus-identification": (1221, False, 1.0, 1.0, 1.0, 0.9991),
-    "aptos2019-blindness-detection": (2928, False, 0.930508, 0.919654, 0.914492, 0.8889125),
-    "denoising-dirty-documents": (161, True, 0.01794, 0.02609, 0.04517, 0.073),
-    "detecting-insults-in-social-commentary": (50, False, 0.83321, 0.82307, 0.79111, 0.77842),
-    "dog-breed-identification": (1280, True, 0.0005, 0.00539, 0.04598, 0.47197),
-    "dogs-vs-cats-redux-kernels-edition": (1314, True, 0.03882, 0.05038, 0.06127, 0.122095),
-    "histopathologic-cancer-detection": (1149, False, 0.9835, 0.9798, 0.9738, 0.9477),
-    "jigsaw-toxic-comment-classification-challenge": (
-        4539,
-        False,
-        0.9874,
-        0.98668,
-        0.98639,
-        0.98079,
-    ),
-    "leaf-classification": (1595, True, 0.0, 0.00791, 0.01526, 0.10729),
-    "mlsp-2013-birds": (79, False, 0.93759, 0.91461, 0.8745, 0.86672),
-    "new-york-city-taxi-fare-prediction": (1483, True, 2.83377, 2.88191, 2.92371, 3.59651),
-    "nomad2018-predict-transparent-conductors": (878, True, 0.05589, 0.06229, 0.06582, 0.06988),
-    "plant-pathology-2020-fgvc7": (1317, False, 0.97836, 0.97465, 0.97361, 0.94858),
-    "random-acts-of-pizza": (462, False, 0.97908, 0.76482, 0.6921, 0.599595),
-    "ranzcr-clip-catheter-line-classification": (1547, False, 0.97357, 0.97152, 0.9709, 0.9675),
-    "spooky-author-identification": (1241, True, 0.16506, 0.26996, 0.29381, 0.41815),
-    "tabular-playground-series-dec-2021": (1188, False, 0.9566, 0.95658, 0.95658, 0.953425),
-    "tabular-playground-series-may-2022": (1151, False, 0.99823, 0.99822, 0.99818, 0.97275),
-    "text-normalization-challenge-english-language": (
-        260,
-        False,
-        0.99724,
-        0.99135,
-        0.99038,
-        0.99037,
-    ),
-    "text-normalization-challenge-russian-language": (
-        162,
-        False,
-        0.99012,
-        0.98232,
-        0.97592,
-        0.97591,
-    ),
-    "the-icml-2013-whale-challenge-right-whale-redux": (
-        129,
-        False,
-        0.98961,
-        0.95017,
-        0.90521,
-        0.86521,
-    ),
-}
+``SPEC_TABLE`` is the spec's §2 medal-threshold illustration (MLE-bench's medal rule applied to
+MLE-Dojo's private leaderboards), copied verbatim into
+``tests/fixtures/mlebench/medal-illustration.md``; the competition without a board (``n/a``,
+siim-isic) has no row here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ILLUSTRATION = Path(__file__).parent / "fixtures" / "mlebench" / "medal-illustration.md"
+
+
+def _read_table(path: Path) -> dict[str, tuple[int, bool, float, float, float, float]]:
+    """``id -> (teams, lower, gold, silver, bronze, median)`` from the spec's Markdown table."""
+    table = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 7 or not cells[1].isdigit():  # the header, the rule, n/a rows, prose
+            continue
+        cid, teams, direction, *numbers = cells
+        gold, silver, bronze, median = map(float, numbers)
+        table[cid] = (int(teams), direction == "lower", gold, silver, bronze, median)
+    return table
+
+
+SPEC_TABLE = _read_table(ILLUSTRATION)
+"""(teams, lower, gold, silver, bronze, median) per lite competition, as the spec prints them."""

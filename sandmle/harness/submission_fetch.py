@@ -15,6 +15,7 @@ import stat
 import subprocess
 import tarfile
 from pathlib import Path
+from typing import IO
 
 import anyio
 from inspect_ai.util import OutputLimitExceededError, SandboxEnvironment, registry_info
@@ -51,7 +52,8 @@ def host_submission_dir(env: SandboxEnvironment) -> Path | None:
     from sandmle.harness.sandbox import BwrapSandboxEnvironment
 
     # `sandbox()` hands out an event-logging proxy; as_type returns the environment inside it
-    inner = env.as_type(SandboxEnvironment)
+    # (an isinstance check, fine with the abstract base; mypy takes only concrete classes)
+    inner = env.as_type(SandboxEnvironment)  # type: ignore[type-abstract]
     if isinstance(inner, BwrapSandboxEnvironment):
         return inner.dirs.submission
     if _registered_name(inner) in ("local", "inspect_ai/local"):
@@ -110,8 +112,8 @@ def copy_tar_stream(argv: list[str], dest: Path, max_bytes: int) -> str | None:
     return f"could not copy {SUBMISSION_NAME} out of the container: {last}"
 
 
-def _copy_first_member(stream: object, dest: Path, max_bytes: int) -> str | None:
-    with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
+def _copy_first_member(stream: IO[bytes], dest: Path, max_bytes: int) -> str | None:
+    with tarfile.open(fileobj=stream, mode="r|") as tar:
         member = tar.next()
         if member is None:
             return _NO_TAR
@@ -127,10 +129,10 @@ def _copy_first_member(stream: object, dest: Path, max_bytes: int) -> str | None
         return _copy_capped(source, dest, max_bytes)
 
 
-def _copy_capped(source: object, dest: Path, max_bytes: int) -> str | None:
+def _copy_capped(source: IO[bytes], dest: Path, max_bytes: int) -> str | None:
     with dest.open("wb") as out:
         copied = 0
-        while chunk := source.read(_CHUNK):  # type: ignore[attr-defined]
+        while chunk := source.read(_CHUNK):
             copied += len(chunk)
             if copied > max_bytes:  # it grew while we copied
                 return _too_large(copied, max_bytes)

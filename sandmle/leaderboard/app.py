@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from datetime import date
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -16,6 +17,9 @@ import streamlit as st
 from sandmle.leaderboard import charts, tables
 from sandmle.leaderboard.drilldown import samples_tab
 from sandmle.leaderboard.logs import LoadedLogs, LogCache
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.column_types import ColumnConfig
 
 DIRS_ENV = "SANDMLE_LEADERBOARD_DIRS"
 TABS = ["Leaderboard", "Generalization", "Benchmarks", "Training", "Samples"]
@@ -77,7 +81,10 @@ def sidebar_filters(samples: pd.DataFrame) -> pd.DataFrame:
 
 
 def _metric(key: str) -> str:
-    return st.selectbox("Metric", tables.METRICS, index=0, format_func=tables.LABELS.get, key=key)
+    label = tables.LABELS.__getitem__  # every metric has a label
+    metric = st.selectbox("Metric", tables.METRICS, index=0, format_func=label, key=key)
+    assert metric is not None  # index=0 over a non-empty list: always a choice
+    return metric
 
 
 PINNED = ("rank", "model", "scaffold")
@@ -88,7 +95,7 @@ METHOD = (
 )
 
 
-def _pinned_config() -> dict[str, object]:
+def _pinned_config() -> dict[str, ColumnConfig]:
     return {name: st.column_config.TextColumn(name, pinned=True) for name in PINNED}
 
 

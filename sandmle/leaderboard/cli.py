@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
+from typer import _click  # typer's own click: what TyperGroup is declared with
 from typer.core import TyperGroup
 
 from sandmle.errors import SandmleError
@@ -26,7 +26,7 @@ DEFAULT_PORT = 8501
 class DefaultToServe(TyperGroup):
     """A group whose default subcommand is ``serve``: ``leaderboard DIR`` = ``leaderboard serve DIR``."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: _click.Context, args: list[str]) -> list[str]:
         first = next(iter(args), None)
         if first not in self.commands and first not in ("--help", "-h"):
             args = ["serve", *args]

@@ -8,6 +8,7 @@ page's address (``?sample=<log stem>:<id>:<epoch>``), so a drill-down can be lin
 from __future__ import annotations
 
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -25,6 +26,9 @@ from sandmle.leaderboard.transcript import (
     search_tree,
     transcript,
 )
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.column_types import ColumnConfig
 
 SAMPLE_PARAM = "sample"
 LONG_PROMPT = 600
@@ -47,7 +51,7 @@ def filter_grid(grid: pd.DataFrame, text: str, statuses: list[str]) -> pd.DataFr
     return grid[mask]
 
 
-def _grid_config() -> dict[str, object]:
+def _grid_config() -> dict[str, ColumnConfig]:
     return {
         "model": st.column_config.TextColumn("model", pinned=True),
         "scaffold": st.column_config.TextColumn("scaffold", pinned=True),
@@ -55,7 +59,8 @@ def _grid_config() -> dict[str, object]:
     }
 
 
-def _chosen_index(samples: pd.DataFrame, grid: pd.DataFrame, event: object) -> object | None:
+def _chosen_index(samples: pd.DataFrame, grid: pd.DataFrame, event: object) -> int | None:
+    # the samples frame has a RangeIndex (logs.frames), so a row's label is an int
     rows = getattr(getattr(event, "selection", None), "rows", None) or []
     if rows:
         index = grid.index[rows[0]]
@@ -92,12 +97,12 @@ def samples_tab(samples: pd.DataFrame, log_dirs: list[str]) -> None:
     if index is None:
         st.info("No sample matches the search.")
         return
-    explain_sample(samples, samples.loc[index], index, log_dirs)
+    row = samples.loc[index]
+    assert isinstance(row, pd.Series)  # a RangeIndex label names one row
+    explain_sample(samples, row, index, log_dirs)
 
 
-def explain_sample(
-    samples: pd.DataFrame, row: pd.Series, index: object, log_dirs: list[str]
-) -> None:
+def explain_sample(samples: pd.DataFrame, row: pd.Series, index: int, log_dirs: list[str]) -> None:
     """Everything that says why one sample scored what it did."""
     st.subheader(
         f"{row['model']} · {row['scaffold']} · {row['competition_id']} · epoch {row['epoch']}"

@@ -17,11 +17,12 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 Z95 = 1.959963984540054
 """Two-sided 95% normal quantile."""
@@ -105,7 +106,7 @@ def effective_n(flags: np.ndarray, clusters: np.ndarray) -> float:
     return float(min(n, max(count, binomial / robust * n))) if robust > 0 else float(n)
 
 
-def rate(flags: Sequence[float], clusters: Sequence[object] | None = None) -> Rate:
+def rate(flags: ArrayLike, clusters: ArrayLike | None = None) -> Rate:
     """The mean of 0/1 ``flags`` with a Wilson interval, clustered when ``clusters`` repeat."""
     values = np.asarray(flags, dtype=float)
     keep = ~np.isnan(values)
@@ -119,7 +120,7 @@ def rate(flags: Sequence[float], clusters: Sequence[object] | None = None) -> Ra
     return Rate(k / n, low, high, k, n, n_eff)
 
 
-def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+def mean_interval(values: ArrayLike, z: float = Z95) -> tuple[float, float, float]:
     """Mean and normal 95% interval clipped to [0, 1] (HumanRank).
 
     The interval is NaN when it cannot be estimated (fewer than two values, or no spread);
@@ -154,7 +155,7 @@ def _signs(n: int) -> np.ndarray:
     return np.array(list(itertools.product((1.0, -1.0), repeat=n)))
 
 
-def sign_flip_p(diffs: Sequence[float]) -> float:
+def sign_flip_p(diffs: Iterable[float]) -> float:
     """Two-sided p-value of the paired sign-flip test; McNemar's exact test on 0/1 data.
 
     Up to ``EXACT_FLIPS`` non-zero differences every sign pattern is enumerated; above, the
@@ -175,7 +176,7 @@ def sign_flip_p(diffs: Sequence[float]) -> float:
     return float(math.erfc(z / math.sqrt(2)))
 
 
-def paired_bootstrap(diffs: Sequence[float], seed: int = SEED) -> tuple[float, float]:
+def paired_bootstrap(diffs: ArrayLike, seed: int = SEED) -> tuple[float, float]:
     """95% percentile interval of the mean paired difference, resampling competitions.
 
     NaN with fewer than ``MIN_BOOTSTRAP_PAIRS`` competitions.

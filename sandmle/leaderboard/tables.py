@@ -123,7 +123,7 @@ def pairwise_table(
     for benchmark, part in samples.groupby("benchmark", sort=True):
         entrants = part.assign(entrant=part["model"] + " · " + part["scaffold"])
         series = {
-            name: stats.per_competition(g, metric)
+            str(name): stats.per_competition(g, metric)  # entrant names are text
             for name, g in entrants.groupby("entrant", sort=True)
         }
         scale = 100.0 if metric in RATES else 1.0
@@ -272,7 +272,7 @@ def training_curve_table(samples: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(by).reset_index(drop=True) if not table.empty else table
 
 
-def _step(value: object) -> str:
+def _step(value: float) -> str:  # a checkpoint step, or NaN (none, or several pooled)
     return "" if pd.isna(value) else str(int(value))
 
 

@@ -78,7 +78,7 @@ def message_view(message: ChatMessage) -> MessageView:
         for call in message.tool_calls or []:
             calls.append(decode_call(call.function, dict(call.arguments or {})))
     error = None
-    role = message.role
+    role: str = message.role
     if isinstance(message, ChatMessageTool):
         role = f"tool: {message.function}" if message.function else "tool"
         error = message.error.message if message.error else None

@@ -1,5 +1,8 @@
 """Reference policies served as Inspect models: ``sandmle/heuristic``,
-``sandmle/sample-submission`` and ``sandmle/smollm2`` (see ``provider.py``)."""
+``sandmle/sample-submission``, ``sandmle/smollm2`` and ``sandmle/chaos`` (see ``provider.py``).
+
+``base.py`` (the ``Policy`` type) is the bottom; ``conversation.py``, ``automl.py`` and
+``sample_copy.py`` are shared by the policies; ``provider.py`` picks one by name, on top."""
 
 from sandmle.policies.automl import automl_code, code_level, parse_metric
 from sandmle.policies.provider import POLICIES, SandmlePolicyAPI, get_policy

@@ -25,9 +25,9 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsag
 from inspect_ai.tool import ToolInfo
 
 from sandmle.errors import SandmleError
+from sandmle.policies.base import Policy
 from sandmle.policies.conversation import RUN_TOOLS, call, reply, tool_names
 from sandmle.policies.heuristic import heuristic_policy
-from sandmle.policies.provider import Policy
 from sandmle.scaffolds import prompt_format as pf
 
 MODEL = "sandmle/chaos"
@@ -150,8 +150,8 @@ def code_reply(
     if mode == "empty":
         return reply(MODEL, "")
     if mode == "length":
-        cut = text[: rng.randint(len(text) // 4, len(text) // 2)]
-        output = reply(MODEL, cut)
+        truncated = text[: rng.randint(len(text) // 4, len(text) // 2)]
+        output = reply(MODEL, truncated)
         output.choices[0].stop_reason = "model_length"
         return output
     return reply(MODEL, f"{RAMBLE * 200}\n\n{text}")  # long
@@ -183,7 +183,8 @@ def review_reply(
         return call(MODEL, pf.REVIEW_TOOL, {**args, "is_bug": False, "metric": invented}, "")
     if mode == "bad_json":
         output = call(MODEL, pf.REVIEW_TOOL, {}, "Review submitted.")
-        output.message.tool_calls[0].parse_error = "Expecting ',' delimiter: line 1 column 40"
+        for bad in output.message.tool_calls or []:  # the one call just made
+            bad.parse_error = "Expecting ',' delimiter: line 1 column 40"
         return output
     return reply(MODEL, "The run looks fine to me overall; the model trained and predicted.")
 

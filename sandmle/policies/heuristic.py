@@ -27,7 +27,7 @@ from sandmle.policies.conversation import (
     tool_runs,
 )
 from sandmle.policies.operators import analyze, answer_operator, error_line, task_automl_code
-from sandmle.policies.sample_submission import COPIED, copy_code
+from sandmle.policies.sample_copy import COPIED, copy_code
 from sandmle.scaffolds import prompt_format as pf
 
 MODEL = "sandmle/heuristic"

@@ -33,6 +33,7 @@ from sandmle.policies.conversation import (
     sample_submission_path,
     tool_names,
 )
+from sandmle.policies.sample_copy import COPIED, copy_code
 from sandmle.scaffolds import prompt_format as pf
 
 DRAFT_LEVELS = (1, 2, 3)
@@ -124,7 +125,7 @@ def debug_choice(previous: str | None, output: str) -> tuple[int, bool, str]:
 
 def crossover_choice(first: str | None, second: str | None) -> tuple[int, bool, str]:
     levels = [
-        (code_level(c), code_is_safe(c)) for c in (first, second) if code_level(c) is not None
+        (found, code_is_safe(c)) for c in (first, second) if (found := code_level(c)) is not None
     ]
     if not levels:
         return DEFAULT_LEVEL, False, "Neither parent is an AutoML script; use gradient boosting."
@@ -142,8 +143,6 @@ def error_line(output: str) -> str:
 
 
 def _copy(sample: str | None, task: str) -> str:
-    from sandmle.policies.sample_submission import copy_code
-
     return copy_code(sample, pf.submission_path_of(task))
 
 
@@ -167,8 +166,6 @@ def lower_is_better(task_text: str, output: str) -> bool:
 
 def review(prompt: str) -> dict:
     """An honest review of one run: bug or not, what happened, and its metric."""
-    from sandmle.policies.sample_submission import COPIED
-
     output = pf.section(prompt, pf.EXECUTION_OUTPUT_SECTION) or ""
     code = code_block(pf.main_code(prompt) or "")
     metric = parse_metric(output)

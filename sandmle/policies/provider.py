@@ -9,7 +9,6 @@ conversation and the offered tools; none of them calls a network.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from inspect_ai.model import (
@@ -22,8 +21,8 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from sandmle.errors import SandmleError
+from sandmle.policies.base import Policy
 
-Policy = Callable[[list[ChatMessage], list[ToolInfo], GenerateConfig], ModelOutput]
 POLICIES = ("heuristic", "sample-submission", "smollm2", "chaos")
 
 

@@ -17,29 +17,12 @@ from sandmle.policies.conversation import (
     tool_names,
     tool_runs,
 )
+from sandmle.policies.operators import analyze
+from sandmle.policies.sample_copy import COPIED, copy_code, copy_command
 from sandmle.scaffolds.prompt_format import REVIEW_TOOL, operator_of
 
 MODEL = "sandmle/sample-submission"
-COPIED = "Copied sample submission"
-SUBMISSION = "/home/submission/submission.csv"
 PLAN = "Plan: hand in the competition's sample submission unchanged (a floor baseline, no model)."
-
-
-def copy_command(sample: str | None) -> str:
-    source = f'"{sample}"' if sample else '"$(ls /home/data/*sample*.csv | head -n 1)"'
-    return f"mkdir -p /home/submission && cp {source} {SUBMISSION} && echo '{COPIED}'"
-
-
-def copy_code(sample: str | None, submission: str | None = None) -> str:
-    """A Python script that copies the sample submission (for prompts that want code)."""
-    source = repr(sample) if sample else 'sorted(glob.glob("/home/data/*sample*.csv"))[0]'
-    target = submission or SUBMISSION
-    return (
-        "import glob\nimport os\nimport shutil\n\n"
-        f"os.makedirs({target.rsplit('/', 1)[0]!r}, exist_ok=True)\n"
-        f"shutil.copy({source}, {target!r})\n"
-        f'print("{COPIED}")\n'
-    )
 
 
 def sample_submission_policy(
@@ -49,8 +32,6 @@ def sample_submission_policy(
     operator = operator_of(prompt)
     sample = sample_submission_path(first_user_text(messages)) or sample_submission_path(prompt)
     if operator == "analyze":
-        from sandmle.policies.operators import analyze
-
         return analyze(prompt, tools, MODEL)
     if operator is not None:
         return reply(MODEL, f"{PLAN}\n\n```python\n{copy_code(sample)}```\n")

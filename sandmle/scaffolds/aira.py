@@ -27,7 +27,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from sandmle.harness.search_tree import SearchNode
 from sandmle.harness.solvers import guard
 from sandmle.scaffolds.aide import greedy_search, sample_rng
-from sandmle.scaffolds.aira_evo import Population, temperature_at
+from sandmle.scaffolds.aira_evo import EvoOperator, Population, temperature_at
 from sandmle.scaffolds.aira_mcts import MctsStats, mcts_step
 from sandmle.scaffolds.aira_prompts import AiraPrompter
 from sandmle.scaffolds.search import Budget, ModelSettings, Search, start_search
@@ -226,6 +226,8 @@ def aira_evo(
             for _ in range(individuals_per_generation):
                 if search.exhausted:
                     break
+                operator: EvoOperator
+                parents: list[SearchNode]
                 if generation == 0:
                     operator, parents, island = "draft", [], rng.randrange(num_islands)
                 else:

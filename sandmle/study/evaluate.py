@@ -7,11 +7,14 @@ kept and only missing work runs. Everything else is Inspect's own behaviour.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from sandmle.errors import SandmleError
+
+if TYPE_CHECKING:
+    from inspect_ai.util import DisplayType
 
 PACKAGE = "sandmle"
 
@@ -93,7 +96,7 @@ def run_eval(
     epochs: int | None = None,
     max_samples: int | None = None,
     max_sandboxes: int | None = None,
-    display: str | None = None,
+    display: DisplayType | None = None,
 ) -> bool:
     """Run (or resume) one benchmark under one model and solver; True when all succeeded."""
     from inspect_ai import eval_set
@@ -108,6 +111,6 @@ def run_eval(
         epochs=epochs,
         max_samples=max_samples,
         max_sandboxes=max_sandboxes,
-        display=display,  # type: ignore[arg-type]
+        display=display,
     )
     return bool(success)

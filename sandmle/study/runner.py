@@ -7,10 +7,13 @@ cells are kept, interrupted ones resume at the sample level, and nothing runs tw
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandmle.study.config import StudyConfig
 from sandmle.study.evaluate import build_solver, build_task
+
+if TYPE_CHECKING:
+    from inspect_ai.util import DisplayType
 
 
 def study_tasks(study: StudyConfig) -> list[Any]:
@@ -26,7 +29,7 @@ def study_tasks(study: StudyConfig) -> list[Any]:
     return tasks
 
 
-def run_study(study: StudyConfig, display: str | None = None) -> bool:
+def run_study(study: StudyConfig, display: DisplayType | None = None) -> bool:
     """Run (or resume) every cell; True when all of them finished successfully."""
     from inspect_ai import eval_set
     from inspect_ai.model import get_model
@@ -42,6 +45,6 @@ def run_study(study: StudyConfig, display: str | None = None) -> bool:
         max_tasks=study.max_tasks,
         retry_attempts=study.retry_attempts,
         log_buffer=study.log_buffer,
-        display=display,  # type: ignore[arg-type]
+        display=display,
     )
     return bool(success)

@@ -19,6 +19,12 @@ from sandmle.training.checkpoint_info import METADATA_FILE, CheckpointInfo
 CHECKPOINT_PREFIX = "checkpoint"
 
 
+def output_folder(args: TrainingArguments) -> Path:
+    """``args.output_dir`` as a path (``TrainingArguments.__post_init__`` fills in its default)."""
+    assert args.output_dir is not None
+    return Path(args.output_dir)
+
+
 def checkpoint_dir(output_dir: str | Path, step: int) -> Path:
     """Where Trainer saves step ``step`` (and where the leaderboard finds the step in the name)."""
     return Path(output_dir) / f"{CHECKPOINT_PREFIX}-{step}"
@@ -82,7 +88,7 @@ class CheckpointMetadata(TrainerCallback):
     ) -> None:
         if not state.is_world_process_zero:
             return
-        folder = checkpoint_dir(args.output_dir, state.global_step)
+        folder = checkpoint_dir(output_folder(args), state.global_step)
         if folder.is_dir():
             ensure_generation_config(folder, kwargs.get("model"))
             write_metadata(folder, self.info(state.global_step))

@@ -152,7 +152,14 @@ def first_logprobs(
     """The sampled token's logprob per position (TRL returns ``[position][k]``, sampled first)."""
     if rows is None:
         raise RuntimeError("the vLLM backend returned no logprobs (set vllm logprobs to 0)")
-    return [[float(lp[0]) for lp in row[: len(i)]] for row, i in zip(rows, ids, strict=True)]
+    return [[_sampled(lp) for lp in row[: len(i)]] for row, i in zip(rows, ids, strict=True)]
+
+
+def _sampled(logprobs: list[float | None]) -> float:
+    """The sampled token's logprob; TRL writes a NaN one as ``None``, which no loss can use."""
+    if logprobs[0] is None:
+        raise RuntimeError("the vLLM backend returned a NaN logprob for a sampled token")
+    return float(logprobs[0])
 
 
 class ColocateEngine:
@@ -267,7 +274,9 @@ class ServerRounds:
         payload = [self._call_server(requests) if self.rank == 0 else None]
         self._broadcast(payload, from_process=0)
         self._tick(time.perf_counter() - start, len(requests))
-        status, value = payload[0]
+        received = payload[0]
+        assert received is not None  # the broadcast filled it in on every rank
+        status, value = received
         offset = sum(len(reqs) for reqs, _ in per_rank[: self.rank])  # gathered in rank order
         for i, (request, future) in enumerate(batch):
             if status == "error":

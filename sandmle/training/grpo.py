@@ -9,18 +9,26 @@ only the policy's tokens carry loss (``env_mask``).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from transformers import PreTrainedTokenizerBase
 from trl import GRPOConfig, GRPOTrainer
+from trl.trainer.grpo_trainer import RewardFunc
 
 from sandmle.errors import SandmleError
 from sandmle.training.chat import use_training_template
-from sandmle.training.checkpoints import CheckpointMetadata, checkpoint_dir, save_checkpoint
+from sandmle.training.checkpoints import (
+    CheckpointMetadata,
+    checkpoint_dir,
+    output_folder,
+    save_checkpoint,
+)
 from sandmle.training.generators import (
     BatchingGenerator,
     ColocateEngine,
@@ -80,6 +88,7 @@ class SandmleGRPOConfig(GRPOConfig):
 
     def _several_steps(self) -> bool:
         """Whether a generation batch feeds more than one optimizer step."""
+        assert self.steps_per_generation is not None  # GRPOConfig.__post_init__ sets it
         return self.steps_per_generation > self.gradient_accumulation_steps
 
     def to_dict(self) -> dict[str, Any]:  # logged by reporters as JSON
@@ -171,7 +180,7 @@ def resolve_model(config: SandmleGRPOConfig) -> str:
     """The model to load: 'tiny' is built once into ``<output_dir>/tiny-model``."""
     if config.model_name_or_path != TINY_MODEL:
         return config.model_name_or_path
-    folder = Path(config.output_dir) / "tiny-model"
+    folder = output_folder(config) / "tiny-model"
     if not (folder / "config.json").is_file():
         build_tiny_model(folder)
     return str(folder)
@@ -179,7 +188,7 @@ def resolve_model(config: SandmleGRPOConfig) -> str:
 
 def task_ids(settings: RolloutSettings) -> list[str]:
     """The tasks to train on: the configured ones, else every task of the pack."""
-    from sandmle.benchmarks.synthetic.packs import builtin_pack_dir
+    from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
     from sandmle.harness.pack import load_pack
 
     pack = load_pack(settings.pack or builtin_pack_dir(), settings.tasks)
@@ -191,22 +200,27 @@ def enough_tasks(config: SandmleGRPOConfig) -> list[str]:
     TRL's sampler drops an incomplete batch, so training would stop at step 0 and save the
     untouched model as if it were trained."""
     tasks = task_ids(config.rollout)
-    needed = config.generation_batch_size // config.num_generations
+    batch, per_task = config.generation_batch_size, config.num_generations
+    assert batch is not None and per_task is not None  # GRPOConfig.__post_init__ sets both
+    needed = batch // per_task
     if len(tasks) < needed:
         raise SandmleError(
             f"{len(tasks)} task(s) to train on, but each generation batch of "
-            f"{config.generation_batch_size} episodes ({config.num_generations} per task, all "
+            f"{batch} episodes ({per_task} per task, all "
             f"processes together) needs {needed} distinct tasks: add tasks or lower "
             "per_device_train_batch_size / steps_per_generation"
         )
     return tasks
 
 
-def rollout_function(settings: RolloutSettings, log_root: Path):
+RolloutFunction = Callable[[list[Any], GRPOTrainer], dict[str, list]]
+
+
+def rollout_function(settings: RolloutSettings, log_root: Path) -> RolloutFunction:
     """TRL's ``rollout_func``: one Inspect episode per prompt (a task id)."""
 
     def rollout(prompts: list[Any], trainer: GRPOTrainer) -> dict[str, list]:
-        tokenizer = trainer.processing_class
+        tokenizer = _tokenizer(trainer)
         generator, clock, running = _generation(trainer)
         session = PolicySession(
             generator, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens
@@ -225,11 +239,12 @@ def rollout_function(settings: RolloutSettings, log_root: Path):
 
 def _generation(trainer: GRPOTrainer) -> tuple[Generator, EngineClock, AbstractContextManager]:
     """The sampler for this process, its clock, and what must be held while episodes run."""
-    eos = trainer.processing_class.eos_token_id
-    if not trainer.args.use_vllm:
+    tokenizer = _tokenizer(trainer)
+    eos = tokenizer.eos_token_id
+    args = cast(GRPOConfig, trainer.args)  # build_trainer's config, typed as Trainer's base class
+    if not args.use_vllm:
         model = trainer.accelerator.unwrap_model(trainer.model)
-        args = trainer.args
-        engine = TransformersEngine(model, trainer.processing_class, args.temperature, args.top_p)
+        engine = TransformersEngine(model, tokenizer, args.temperature, args.top_p)
         generator = BatchingGenerator(engine)
         return generator, generator.clock, nullcontext()
     vllm = trainer.vllm_generation
@@ -238,6 +253,11 @@ def _generation(trainer: GRPOTrainer) -> tuple[Generator, EngineClock, AbstractC
         return rounds, rounds.clock, rounds
     generator = BatchingGenerator(ColocateEngine(vllm, eos))
     return generator, generator.clock, vllm_awake(vllm)
+
+
+def _tokenizer(trainer: GRPOTrainer) -> PreTrainedTokenizerBase:
+    """The trainer's processing class: build_trainer passes a tokenizer (TRL types it wider)."""
+    return cast(PreTrainedTokenizerBase, trainer.processing_class)
 
 
 def _log_metrics(
@@ -287,15 +307,16 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     use_training_template(tokenizer)  # saved with every checkpoint: eval renders as training did
-    log_root = Path(config.rollout.log_dir or Path(config.output_dir) / "rollouts")
+    log_root = Path(config.rollout.log_dir or output_folder(config) / "rollouts")
     metadata = CheckpointMetadata(
         base_model=config.model_name_or_path,
         pack=config.rollout.pack or "builtin",
         run=config.run_name,
     )
+    reward_funcs: list[RewardFunc] = [*reward_functions(config.reward)[0]]  # TRL's element type
     return GRPOTrainer(
         model=model,
-        reward_funcs=reward_functions(config.reward)[0],
+        reward_funcs=reward_funcs,
         args=config,
         train_dataset=Dataset.from_dict({"prompt": enough_tasks(config)}),
         processing_class=tokenizer,
@@ -312,7 +333,9 @@ def train_grpo(config: SandmleGRPOConfig) -> Path:
     metadata = next(
         c for c in trainer.callback_handler.callbacks if isinstance(c, CheckpointMetadata)
     )
-    folder = save_checkpoint(trainer, checkpoint_dir(config.output_dir, step), metadata.info(step))
+    folder = save_checkpoint(
+        trainer, checkpoint_dir(output_folder(config), step), metadata.info(step)
+    )
     close_processes(trainer.accelerator)
     return folder
 

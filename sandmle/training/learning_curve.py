@@ -13,9 +13,12 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandmle.training.tiny import build_tiny_model, warm_start
+
+if TYPE_CHECKING:
+    from trl import GRPOTrainer
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "tiny-cpu-learn.yaml"
 
@@ -63,7 +66,7 @@ def warm_model(folder: Path, pack: str) -> Path:
     return folder
 
 
-def learning_trainer(model: Path, pack: str, out: Path, **training: Any):
+def learning_trainer(model: Path, pack: str, out: Path, **training: Any) -> GRPOTrainer:
     from sandmle.training.grpo import build_trainer, load_grpo_config
 
     config = load_grpo_config(CONFIG, output_dir=str(out), **training)

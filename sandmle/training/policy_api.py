@@ -39,6 +39,7 @@ from inspect_ai.model import (
     ModelAPI,
     ModelOutput,
     ModelUsage,
+    StopReason,
     modelapi,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
@@ -188,7 +189,7 @@ class PolicyAPI(ModelAPI):
                 key,
                 episode.rerendered_at,
             )
-        stop = "stop" if episode.ended_with_eos else "max_tokens"
+        stop: StopReason = "stop" if episode.ended_with_eos else "max_tokens"
         return self._output(
             text, calls, "tool_calls" if calls else stop, len(ids), reply, len(context)
         )
@@ -248,12 +249,12 @@ class PolicyAPI(ModelAPI):
         self,
         text: str,
         calls: list,
-        stop: str,
+        stop: StopReason,
         n_out: int,
         reply: ChatMessageAssistant | None = None,
         n_in: int = 0,
     ) -> ModelOutput:
         message = reply or ChatMessageAssistant(content=text, model=self.model_name)
         usage = ModelUsage(input_tokens=n_in, output_tokens=n_out, total_tokens=n_in + n_out)
-        choice = ChatCompletionChoice(message=message, stop_reason=stop)  # type: ignore[arg-type]
+        choice = ChatCompletionChoice(message=message, stop_reason=stop)
         return ModelOutput(model=self.model_name, choices=[choice], usage=usage)

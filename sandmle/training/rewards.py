@@ -18,12 +18,15 @@ TRL leaves out of the group's baseline and gives no advantage).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 RewardFunc = Callable[..., list[float]]
+DroppingRewardFunc = Callable[..., list[float | None]]
+"""A reward function that returns ``None`` for a dropped episode (TRL's own reward type)."""
+_T = TypeVar("_T")
 TIER_FLAGS = ("gold_medal", "silver_medal", "bronze_medal", "above_median")
 DEFAULT_REASONING_TAG = "think"
 
@@ -87,13 +90,18 @@ def _turns(completion: Any, turns: list[str] | None) -> list[str]:
     return [str(completion)]
 
 
+def _per_episode(values: Sequence[_T] | None, n: int) -> Sequence[_T | None]:
+    """``values``, or one ``None`` per episode when the rollout did not log the field."""
+    return values or [None] * n
+
+
 def valid_reward(completions: list, medal: list[dict] | None = None, **kwargs: Any) -> list[float]:
     """1 when the episode handed in a valid submission.
 
     >>> valid_reward(["…", "…"], medal=[{"valid_submission": 1.0}, {"valid_submission": 0.0}])
     [1.0, 0.0]
     """
-    medals = medal or [None] * len(completions)
+    medals = _per_episode(medal, len(completions))
     return [float(_flag(m, "valid_submission")) for m in medals]
 
 
@@ -103,7 +111,7 @@ def gold_reward(completions: list, medal: list[dict] | None = None, **kwargs: An
     >>> gold_reward(["…"], medal=[{"gold_medal": 1.0, "valid_submission": 1.0}])
     [1.0]
     """
-    medals = medal or [None] * len(completions)
+    medals = _per_episode(medal, len(completions))
     return [float(_flag(m, "gold_medal") and _flag(m, "valid_submission")) for m in medals]
 
 
@@ -118,7 +126,7 @@ def tier_reward(tiers: dict[str, float] | None = None) -> RewardFunc:
     ordered = sorted((tiers or RewardSettings().tiers).items(), key=lambda kv: -kv[1])
 
     def tier(completions: list, medal: list[dict] | None = None, **kwargs: Any) -> list[float]:
-        medals = medal or [None] * len(completions)
+        medals = _per_episode(medal, len(completions))
         return [_highest(m, ordered) for m in medals]
 
     tier.__name__ = "tier_reward"
@@ -145,7 +153,7 @@ def format_reward_for(tag: str = DEFAULT_REASONING_TAG) -> RewardFunc:
     def format_reward(
         completions: list, assistant_turns: list[list[str]] | None = None, **kwargs: Any
     ) -> list[float]:
-        per_turns = assistant_turns or [None] * len(completions)
+        per_turns = _per_episode(assistant_turns, len(completions))
         rates = []
         for completion, turns in zip(completions, per_turns, strict=True):
             texts = _turns(completion, turns)
@@ -162,14 +170,16 @@ def format_reward_for(tag: str = DEFAULT_REASONING_TAG) -> RewardFunc:
 format_reward = format_reward_for()  # the default tag: Qwen3's <think>
 
 
-def skip_dropped(func: RewardFunc) -> RewardFunc:
+def skip_dropped(func: RewardFunc) -> DroppingRewardFunc:
     """``func``, returning ``None`` for dropped episodes (TRL then leaves them out of the group).
 
     >>> skip_dropped(valid_reward)(["…"] * 2, medal=[{}, {}], dropped=[False, True])
     [0.0, None]
     """
 
-    def wrapped(completions: list, dropped: list[bool] | None = None, **kwargs: Any) -> list:
+    def wrapped(
+        completions: list, dropped: list[bool] | None = None, **kwargs: Any
+    ) -> list[float | None]:
         values = func(completions, **kwargs)
         return [
             None if d else v for v, d in zip(values, dropped or [False] * len(values), strict=True)
@@ -179,7 +189,9 @@ def skip_dropped(func: RewardFunc) -> RewardFunc:
     return wrapped
 
 
-def reward_functions(settings: RewardSettings) -> tuple[list[RewardFunc], list[float]]:
+def reward_functions(
+    settings: RewardSettings,
+) -> tuple[list[DroppingRewardFunc], list[float]]:
     """TRL ``reward_funcs`` and ``reward_weights`` for a mode (each component logged alone)."""
     fmt = format_reward_for(settings.reasoning_tag)
     if settings.mode == "sparse":
@@ -191,8 +203,8 @@ def reward_functions(settings: RewardSettings) -> tuple[list[RewardFunc], list[f
     return [skip_dropped(f) for f in funcs], weights
 
 
-def total_reward(settings: RewardSettings, completions: list, **kwargs: Any) -> list[float]:
-    """The weighted sum TRL computes, for logs and benches.
+def total_reward(settings: RewardSettings, completions: list, **kwargs: Any) -> list[float | None]:
+    """The weighted sum TRL computes, for logs and benches (``None`` for a dropped episode).
 
     >>> medal = [{"valid_submission": 1, "gold_medal": 1, "silver_medal": 1, "above_median": 1}]
     >>> turns = [["<think>x</think>", "y"]]

@@ -10,6 +10,7 @@ trajectories SFT and the leaderboard read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -114,13 +115,19 @@ def training_task(settings: RolloutSettings, task_ids: list[str]) -> Task:
     )
     by_id = {str(s.id): s for s in base.dataset}
     samples = [by_id[t].model_copy(update={"id": f"{t}#{i}"}) for i, t in enumerate(task_ids)]
-    setup = [base.setup] if base.setup else []
     return task_with(
         base,
         dataset=MemoryDataset(samples, name="synthetic-rollouts"),
-        setup=[*setup, episode_setup()],
+        setup=[*_solvers(base.setup), episode_setup()],
         solver=training_agent(settings),
     )
+
+
+def _solvers(setup: Solver | Sequence[Solver] | None) -> list[Solver]:
+    """A task's setup as a list (Inspect takes one solver or several)."""
+    if setup is None:
+        return []
+    return list(setup) if isinstance(setup, Sequence) else [setup]
 
 
 def run_episodes(

@@ -8,6 +8,7 @@ rows (``messages`` + ``tools``) with the same message conversion the rollouts us
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,7 +40,7 @@ class SFTRunFile(BaseModel):
     """Any ``trl.SFTConfig`` field (output_dir, learning_rate, assistant_only_loss, ...)."""
 
 
-def log_files(paths: list[str | Path]) -> list[Path]:
+def log_files(paths: Sequence[str | Path]) -> list[Path]:
     found: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
@@ -59,7 +60,7 @@ def kept(value: Any, keep: Keep) -> bool:
 
 
 def trajectories(
-    paths: list[str | Path], keep: Keep = "valid", reasoning_tag: str = "think"
+    paths: Sequence[str | Path], keep: Keep = "valid", reasoning_tag: str = "think"
 ) -> list[dict[str, Any]]:
     """Conversational SFT rows, one per kept sample of every log; the teacher's reasoning stays,
     as the student family's reasoning block."""
@@ -114,13 +115,15 @@ def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
+    from sandmle.training.checkpoints import output_folder
+
     rows = trajectories(run.logs, run.keep, run.reasoning_tag)
     if not rows:
         raise SandmleError(f"no episodes passed keep={run.keep!r} in {', '.join(run.logs)}")
     args = SFTConfig(**{**run.training, **overrides})
     model = run.model
     if model == TINY_MODEL:
-        model = str(build_tiny_model(Path(args.output_dir) / "tiny-model"))
+        model = str(build_tiny_model(output_folder(args) / "tiny-model"))
     tokenizer = AutoTokenizer.from_pretrained(model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -128,6 +131,6 @@ def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
         model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
     trainer.train()
-    out = Path(args.output_dir) / "final"
+    out = output_folder(args) / "final"
     trainer.save_model(str(out))
     return out

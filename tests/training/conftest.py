@@ -17,6 +17,8 @@ TASKS = ("plant-watering", "bike-rentals")
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random two-layer Qwen2 model with its tokenizer and chat template, as an HF folder."""
+    pytest.importorskip("torch", reason="needs the train extra: pip install -e '.[train]'")
+    pytest.importorskip("transformers", reason="needs the train extra: pip install -e '.[train]'")
     from sandmle.training.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")

@@ -8,6 +8,12 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+pytest.importorskip(
+    "trl", reason="needs the train extra: pip install -e '.[train]'"
+)  # the script imports torch and sandmle.training.grpo
+
 SCRIPT = textwrap.dedent(
     """
     import gc, socket

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
+
 from sandmle.training.grpo import load_grpo_config, read_run_file
 
 ROOT = Path(__file__).resolve().parents[2]

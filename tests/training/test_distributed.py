@@ -11,6 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
+
 from tests.training.test_grpo import CONFIG
 
 ROOT = Path(__file__).resolve().parents[2]

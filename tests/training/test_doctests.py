@@ -6,6 +6,8 @@ import doctest
 
 import pytest
 
+pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
+
 from sandmle.training import chat, generators, grpo, rewards
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
+
 from sandmle.training.generators import EngineClock
 from sandmle.training.grpo import build_trainer, load_grpo_config
 from tests.conftest import FIXTURES

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
+
 from sandmle.training.learning_curve import curve, learning_trainer, warm_model
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
+
 from sandmle.training.grpo import build_trainer
 from tests.training.test_grpo import tiny_config
 

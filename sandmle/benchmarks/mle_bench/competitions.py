@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from sandmle.errors import CompetitionError, SandmleError
 from sandmle.harness.competition import (
@@ -45,6 +45,7 @@ RULES_UNAVAILABLE = frozenset(
 )
 
 Modality = Literal["tabular", "text", "image", "audio"]
+MODALITIES: tuple[Modality, ...] = get_args(Modality)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,13 @@ def _strip_id(path: str, competition_id: str) -> str:
     return path[len(prefix) :]
 
 
+def _modality(value: str, cid: str) -> Modality:
+    for modality in MODALITIES:
+        if value == modality:
+            return modality
+    raise SandmleError(f"competitions.csv: {cid}: unknown modality {value!r}")
+
+
 def _from_row(row: dict[str, str]) -> LiteCompetition:
     cid = row["id"]
     return LiteCompetition(
@@ -87,7 +95,7 @@ def _from_row(row: dict[str, str]) -> LiteCompetition:
         target_columns=tuple(row["target_columns"].split(";")),
         answers=_strip_id(row["answers_file"], cid),
         sample_submission=_strip_id(row["sample_submission_file"], cid),
-        modality=row["modality"],  # type: ignore[arg-type]
+        modality=_modality(row["modality"], cid),
         task_type=row["task_type"],
         awards_medals=row["awards_medals"] == "true",
         rules_unavailable=cid in RULES_UNAVAILABLE,

@@ -126,7 +126,7 @@ def jigsaw_toxic(submission: Frame, answers: Frame, config: CompetitionConfig) -
         )
     y_true_values, y_score_values = y_true.to_numpy(), y_score.to_numpy()
     aucs = [roc_auc(y_true_values[:, k], y_score_values[:, k]) for k in range(y_true.shape[1])]
-    return np.mean(aucs)
+    return np.float64(np.mean(aucs))  # a float (float64); mypy reads np.mean as floating
 
 
 @grader(grader_name("plant-pathology-2020-fgvc7"))
@@ -137,7 +137,8 @@ def plant_pathology(submission: Frame, answers: Frame, config: CompetitionConfig
     require_exact_columns(submission, ["image_id", *classes])
     sub, ans = sort_by(submission, "image_id"), sort_by(answers, "image_id")
     require_equal_ids(sub, ans, "image_id")
-    return np.mean([roc_auc(ans[c].to_numpy(), sub[c].to_numpy()) for c in classes])
+    aucs = [roc_auc(ans[c].to_numpy(), sub[c].to_numpy()) for c in classes]
+    return np.float64(np.mean(aucs))  # a float (float64); mypy reads np.mean as floating
 
 
 @grader(grader_name("ranzcr-clip-catheter-line-classification"))
@@ -147,7 +148,7 @@ def ranzcr_clip(submission: Frame, answers: Frame, config: CompetitionConfig) ->
     require_columns(submission, labels)
     require_row_count(submission, answers)
     aucs = [roc_auc(*auc_inputs(submission, answers, "StudyInstanceUID", c)) for c in labels]
-    return np.mean(aucs)
+    return np.float64(np.mean(aucs))  # a float (float64); mypy reads np.mean as floating
 
 
 # ---- log loss ----

@@ -144,8 +144,8 @@ def _nomad(answers: pd.DataFrame, submission: pd.DataFrame) -> float:
 
 def _binary_log_loss(column: str) -> Metric:
     def score(answers: pd.DataFrame, submission: pd.DataFrame) -> float:
-        truth = _sorted(answers)[column].values
-        predicted = np.clip(_sorted(submission)[column].values, EPSILON, 1 - EPSILON)
+        truth = _sorted(answers)[column].to_numpy()
+        predicted = np.clip(_sorted(submission)[column].to_numpy(), EPSILON, 1 - EPSILON)
         return float(-np.mean(truth * np.log(predicted) + (1 - truth) * np.log(1 - predicted)))
 
     return score

@@ -30,8 +30,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sandmle.benchmarks.mle_bench.competitions import get_competition
-from sandmle.benchmarks.mle_bench.replicas.build import MARKER, clear_replica
+from sandmle.benchmarks.mle_bench.competitions import get_competition, lite_competitions
+from sandmle.benchmarks.mle_bench.replicas.build import (
+    BUILDERS,
+    MARKER,
+    build_replicas,
+    clear_replica,
+)
 from sandmle.benchmarks.mle_bench.replicas.files import write_csv
 from sandmle.benchmarks.mle_dojo.competitions import ANSWERS, BOARDS, PRIVATE, PUBLIC
 from sandmle.harness.grading.reading import read_csv_reference
@@ -41,6 +46,8 @@ NOT_IN_DOJO = {
     "tabular-playground-series-dec-2021": "MLE-Dojo's prepare.py for it is an empty stub",
     "tabular-playground-series-may-2022": "MLE-Dojo's prepare.py for it is an empty stub",
 }
+DOJO_SUBDIR = "mle-dojo"
+"""Where ``--dojo`` writes Dojo's layout, inside the folder of the MLE-bench replicas."""
 SAMPLE = "sample_submission.csv"
 BOARD_ROWS = 20
 PERFECT = {True: 0.0, False: 1.0}
@@ -147,3 +154,14 @@ def write_dojo_replicas(mlebench_root: Path, out: Path, competition_ids: list[st
     out.mkdir(parents=True, exist_ok=True)
     ids = [cid for cid in competition_ids if cid not in NOT_IN_DOJO]
     return [write_dojo_replica(mlebench_root, out, cid) for cid in ids]
+
+
+def build_replicas_with_dojo(
+    out: Path, competitions: list[str] | None = None, seed: int = 0
+) -> list[Path]:
+    """``build_replicas`` into ``out``, then MLE-Dojo's layout of the lite ones among them
+    (not the ``dev`` ones) under ``out/mle-dojo``; returns the MLE-bench replicas' folders."""
+    ids = competitions or list(lite_competitions())
+    roots = build_replicas(out, ids, seed)
+    write_dojo_replicas(out, out / DOJO_SUBDIR, [cid for cid in ids if cid in BUILDERS])
+    return roots

@@ -195,8 +195,8 @@ async def grade_feedback(competition: Competition, score_feedback: bool) -> dict
 
 def remember(action: str, record: dict[str, Any]) -> None:
     """Add an action to the sample's Dojo history (status, error and shown scores only)."""
-    history = store().get(HISTORY_KEY, [])
-    kept = {k: record[k] for k in ("status", "error") if k in record}
+    history: list[dict[str, Any]] = store().get(HISTORY_KEY, [])
+    kept: dict[str, Any] = {k: record[k] for k in ("status", "error") if k in record}
     submission = record.get("submission") or {}
     kept |= {k: submission[k] for k in ("raw_score", "position_score") if k in submission}
     history.append({"step": len(history) + 1, "action": action, **kept})
@@ -211,9 +211,9 @@ def get_history() -> Tool:
         Returns:
             The actions taken, each with its status, as JSON.
         """
-        history = store().get(HISTORY_KEY, [])
+        history: list[dict[str, Any]] = store().get(HISTORY_KEY, [])
         scored = [h["raw_score"] for h in history if "raw_score" in h]
-        data = {"actions": history, "step_count": len(history)}
+        data: dict[str, Any] = {"actions": history, "step_count": len(history)}
         if scored:
             data["best_raw_score"] = _best(scored)
         return json.dumps({"status": "SUCCESS", "data": data})

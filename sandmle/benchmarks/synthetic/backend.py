@@ -1,27 +1,25 @@
-"""The generator backend protocol: the four roles, typed artifact in, typed artifact out.
+"""The generator backend protocol: the four roles, typed artifact in, typed artifact out,
+and the procedural backend that plays them without a model.
 
-A backend is registered with ``@generator_backend(name)``. The pipeline, the sanity gate and
-packs only talk to this protocol, so an LLM backend plugs in beside the procedural one.
+The pipeline, the sanity gate and packs only talk to this protocol, so an LLM backend plugs
+in beside the procedural one; :mod:`.backends` finds a backend by its ``--backend`` name.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
+from sandmle.benchmarks.synthetic.artifacts import Description, DevelopedTask, PublicData
 from sandmle.benchmarks.synthetic.baselines import predict_baselines
-from sandmle.benchmarks.synthetic.blueprint import Blueprint, StructuralDNA
-from sandmle.benchmarks.synthetic.developer import DevelopedTask, develop
-from sandmle.benchmarks.synthetic.learners import PublicData
+from sandmle.benchmarks.synthetic.blueprint import Blueprint, TaskRequest
+from sandmle.benchmarks.synthetic.developer import develop
 from sandmle.benchmarks.synthetic.mlops import Ladder, Milestones, place_milestones
-from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
-from sandmle.benchmarks.synthetic.writer import Description, write_description
-from sandmle.errors import SandmleError
+from sandmle.benchmarks.synthetic.strategist import plan
+from sandmle.benchmarks.synthetic.writer import write_description
 
 
 class GeneratorBackend(Protocol):
@@ -67,59 +65,12 @@ class ReplayingBackend(Protocol):
         ...
 
 
-_BACKENDS: dict[str, Callable[..., GeneratorBackend]] = {}
-
-
-def generator_backend(name: str) -> Callable[[type], type]:
-    """Register a backend class under ``name`` (the ``--backend`` value)."""
-
-    def register(cls: type) -> type:
-        _BACKENDS[name] = cls
-        return cls
-
-    return register
-
-
-# Backends registered by a module imported on first use (the llm one pulls in Inspect's
-# model layer, which `synth --help` and procedural generation do without).
-_LAZY = {"llm": "sandmle.benchmarks.synthetic.llm"}
-
-
-def _backend_class(name: str) -> Callable[..., GeneratorBackend] | None:
-    if name not in _BACKENDS and name in _LAZY:
-        importlib.import_module(_LAZY[name])
-    return _BACKENDS.get(name)
-
-
-def get_backend(name: str, **options: Any) -> GeneratorBackend:
-    """A new backend; ``options`` go to its constructor (e.g. ``model`` for ``llm``)."""
-    if _backend_class(name) is None:
-        known = ", ".join(sorted(_BACKENDS))
-        raise SandmleError(f"unknown generator backend {name!r} (known: {known})")
-    return _BACKENDS[name](**options)
-
-
-def backend_names() -> list[str]:
-    return sorted({*_BACKENDS, *_LAZY})
-
-
-def check_backend_covers(name: str, seeds: list[StructuralDNA]) -> None:
-    """Refuse up front a seed the backend cannot write (rather than 8 rejected attempts)."""
-    cls = _backend_class(name)
-    unsupported = getattr(cls, "UNSUPPORTED_TASK_TYPES", frozenset())
-    for dna in seeds:
-        if dna.task_type in unsupported or dna.modality in unsupported:
-            raise SandmleError(
-                f"the {name} backend does not write {dna.modality} {dna.task_type} tasks "
-                f"(seed {dna.seed_task}); pick other --seeds/--modalities or --backend procedural"
-            )
-
-
-@generator_backend("procedural")
 class ProceduralBackend:
     """No LLM: parameterised generators, deterministic by seed."""
 
     name = "procedural"
+    UNSUPPORTED_TASK_TYPES: frozenset[str] = frozenset()
+    """Modalities and task types it cannot write (it writes them all)."""
 
     def strategist(self, request: TaskRequest) -> Blueprint:
         return plan(request, backend=self.name)

@@ -1,8 +1,9 @@
-"""The Data Strategist's artifact: a blueprint (structural DNA, mutated domain, noise, size).
+"""The Data Strategist's input and artifact: a task request and its blueprint (structural DNA,
+mutated domain, noise, size).
 
 A blueprint says everything about a task except its data: the MLE Developer turns it into
 files, and ``generation/blueprint.json`` keeps it beside the task so a person can see why a
-task is as it is.
+task is as it is. Data only (pydantic): ``GENERATOR_VERSION`` is read without numpy.
 """
 
 from __future__ import annotations
@@ -139,3 +140,16 @@ class Blueprint(BaseModel):
     """Modality knobs (image size, series length, signal strength)."""
     form: list[str] = Field(default_factory=list)
     """The hidden rule's form: the term kinds the developer composes (empty: its own choice)."""
+
+
+class TaskRequest(BaseModel):
+    """What the pipeline asks the strategist for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int
+    """Position of the task in its pack; part of the task id."""
+    dna: StructuralDNA
+    """Seed task structure to keep."""
+    entropy: list[int]
+    """Pack seed, task index, attempt."""

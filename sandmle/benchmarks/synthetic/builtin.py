@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 
 from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION
-from sandmle.benchmarks.synthetic.determinism import file_digests
 from sandmle.benchmarks.synthetic.packs import PackSpec, regenerate_into
 from sandmle.benchmarks.synthetic.secret import DEMO_SECRET
+from sandmle.benchmarks.synthetic.task_files import file_digests
 from sandmle.errors import SandmleError
 
 BUILTIN_SEEDS = [

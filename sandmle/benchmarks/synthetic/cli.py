@@ -82,7 +82,7 @@ def generate(
     ] = None,
 ) -> None:
     """Generate a pack of N tasks that all pass the sanity gate."""
-    from sandmle.benchmarks.synthetic.backend import backend_names
+    from sandmle.benchmarks.synthetic.backends import backend_names
     from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
     from sandmle.benchmarks.synthetic.secret import read_secret
 
@@ -103,7 +103,7 @@ def generate(
         secret=read_secret(secret_file) if secret_file else None,
     )
     if seed_description is not None:
-        from sandmle.benchmarks.synthetic.llm.seed_dna import generate_from_seed
+        from sandmle.benchmarks.synthetic.llm.from_seed import generate_from_seed
 
         dna, outcomes = generate_from_seed(spec, seed_description, out)
         console.print(f"seed structure: {dna.task_type} {dna.modality} task, metric {dna.metric}")

@@ -1,36 +1,28 @@
-"""Same seed, same bytes: digests of a task's files and a regeneration check."""
+"""Same seed, same bytes: the sanity gate's regeneration check.
+
+A procedural task is planned and developed again from its recorded entropy and compared
+file by file; a backend whose strategist is a model's answer (``ReplayingBackend``) replays
+its recorded artifacts instead.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from pathlib import Path
 
-from sandmle.benchmarks.synthetic.blueprint import Blueprint
-
-BLUEPRINT_FILE = "generation/blueprint.json"
-
-
-def file_digests(root: Path, under: str = "") -> dict[str, str]:
-    """SHA-256 of every file below ``root/under``, keyed by POSIX path relative to ``root``."""
-    base = root / under if under else root
-    return {
-        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(base.rglob("*"))
-        if path.is_file()
-    }
-
-
-def load_blueprint(root: Path) -> Blueprint:
-    return Blueprint.model_validate_json((root / BLUEPRINT_FILE).read_text(encoding="utf-8"))
+from sandmle.benchmarks.synthetic.backend import ReplayingBackend
+from sandmle.benchmarks.synthetic.backends import get_backend
+from sandmle.benchmarks.synthetic.blueprint import TaskRequest
+from sandmle.benchmarks.synthetic.task_files import (
+    BLUEPRINT_FILE,
+    file_digests,
+    load_blueprint,
+    write_prepared,
+)
 
 
 def regenerated_differences(root: Path) -> list[str]:
     """Files that differ when the task is planned and developed again from its entropy."""
-    from sandmle.benchmarks.synthetic.backend import ReplayingBackend, get_backend
-    from sandmle.benchmarks.synthetic.pipeline import write_prepared
-    from sandmle.benchmarks.synthetic.strategist import TaskRequest
-
     bp = load_blueprint(root)
     backend = get_backend(bp.backend)
     if isinstance(backend, ReplayingBackend):

@@ -11,11 +11,10 @@ import numpy as np
 import pandas as pd
 
 from sandmle.benchmarks.synthetic import targets as tg
-from sandmle.benchmarks.synthetic.determinism import BLUEPRINT_FILE, load_blueprint
+from sandmle.benchmarks.synthetic.task_files import BLUEPRINT_FILE, RULE_FILE, load_blueprint
 from sandmle.harness.competition import Competition
 
 MIN_ROWS = 10  # below this, a column can match the answers by chance
-RULE_FILE = "generation/rule.json"
 
 
 def find_leaks(competition: Competition) -> list[str]:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
 from sandmle.errors import InvalidSubmission
 from sandmle.harness.competition import CompetitionConfig, Thresholds, metric_direction
-from sandmle.harness.grading.registry import get_grader
+from sandmle.harness.grading.registry import GradeFn, get_grader
 
 DECIMALS = 5
 N_BOOTSTRAP = 60
@@ -149,7 +149,9 @@ def _resample(frame: pd.DataFrame, idx: np.ndarray, id_column: str) -> pd.DataFr
     return out
 
 
-def _score(grade, submission: pd.DataFrame, answers: pd.DataFrame, config) -> float | None:
+def _score(
+    grade: GradeFn, submission: pd.DataFrame, answers: pd.DataFrame, config: CompetitionConfig
+) -> float | None:
     try:
         return float(grade(submission.copy(), answers.copy(), config))
     except InvalidSubmission:  # e.g. a resample with one class only: AUC undefined

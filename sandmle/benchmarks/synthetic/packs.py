@@ -10,13 +10,15 @@ from __future__ import annotations
 import os
 import shutil
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sandmle.benchmarks.synthetic.backend import check_backend_covers
-from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION
+from sandmle.benchmarks.synthetic.backends import check_backend_covers
+from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION, StructuralDNA
 from sandmle.benchmarks.synthetic.pipeline import (
     MAX_ATTEMPTS,
     Rejection,
@@ -26,12 +28,18 @@ from sandmle.benchmarks.synthetic.pipeline import (
 from sandmle.benchmarks.synthetic.sanity import Failure
 from sandmle.benchmarks.synthetic.secret import check_secret, new_secret, salt_words, write_secret
 from sandmle.benchmarks.synthetic.seeds import select_seeds
+from sandmle.benchmarks.synthetic.task_files import GENERATION_DIR, write_json
 from sandmle.benchmarks.synthetic.transfer import transfer_failures
 from sandmle.errors import SandmleError
 from sandmle.harness.pack import PackManifest, PackTask, write_manifest
 
+if TYPE_CHECKING:
+    from inspect_ai.model import Model
+
 TRANSFER_ROUNDS = 3
 """Times a task the rest of the pack already solves is regenerated before its slot is dropped."""
+SEED_DNA_FILE = "seed_dna.json"
+"""The DNA a pack was generated from, when it was read from a seed's description."""
 
 
 class PackSpec(BaseModel):
@@ -59,23 +67,63 @@ class PackSpec(BaseModel):
     """Salt of the generation seed (see ``secret``); a fresh random one when omitted."""
 
 
+@dataclass(frozen=True)
+class SlotJob:
+    """One pack slot to generate (picklable: it crosses into a worker process)."""
+
+    dna: StructuralDNA
+    index: int
+    seed: int
+    out: Path
+    backend: str
+    options: dict[str, Any] | None
+    salt: list[int]
+
+    def run(self, first_attempt: int = 0) -> TaskOutcome:
+        return generate_task(
+            self.dna,
+            self.index,
+            self.seed,
+            self.out,
+            backend_name=self.backend,
+            max_attempts=MAX_ATTEMPTS,
+            backend_options=self.options,
+            salt=self.salt,
+            first_attempt=first_attempt,
+        )
+
+
 def generate_pack(
-    spec: PackSpec, out: Path, workers: int | None = None, progress: bool = True
+    spec: PackSpec,
+    out: Path,
+    workers: int | None = None,
+    progress: bool = True,
+    dna: StructuralDNA | None = None,
+    model: str | Model | None = None,
 ) -> list[TaskOutcome]:
-    """Write the pack to ``out`` (which must be empty or absent); outcomes in index order."""
+    """Write the pack to ``out`` (which must be empty or absent); outcomes in index order.
+
+    Slots draw from the seed table (``spec``'s modalities and seed ids), or all from ``dna``
+    (a seed read from its own description, recorded in ``generation/seed_dna.json``).
+    ``model`` (an Inspect model or its name) plays the llm backend's roles instead of
+    ``spec.model``.
+    """
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise SandmleError(f"{out}: output folder is not empty")
     out.mkdir(parents=True, exist_ok=True)
-    seeds = select_seeds(spec.modalities, spec.seed_ids)
+    seeds = [dna] if dna is not None else select_seeds(spec.modalities, spec.seed_ids)
     check_backend_covers(spec.backend, seeds[: spec.n])
-    options = {"model": spec.model} if spec.model else None
     secret = spec.secret if spec.secret is not None else new_secret()
     check_secret(secret)
     write_secret(out, secret)
+    if dna is not None:
+        write_json(dna, out / GENERATION_DIR / SEED_DNA_FILE)
+    model = model if model is not None else spec.model
+    options = {"model": model} if model not in (None, "") else None
     salt = salt_words(secret)
     jobs = [
-        (seeds[i % len(seeds)], i, spec.seed, out, spec.backend, MAX_ATTEMPTS, options, salt)
+        SlotJob(seeds[i % len(seeds)], i, spec.seed, out, spec.backend, options, salt)
         for i in range(spec.n)
     ]
     outcomes = _run(jobs, workers or min(os.cpu_count() or 1, 8), progress)
@@ -84,7 +132,9 @@ def generate_pack(
     return outcomes
 
 
-def _transfer_gate(out: Path, jobs: list[tuple], outcomes: list[TaskOutcome]) -> list[TaskOutcome]:
+def _transfer_gate(
+    out: Path, jobs: list[SlotJob], outcomes: list[TaskOutcome]
+) -> list[TaskOutcome]:
     """Regenerate the tasks the rest of the pack already solves; drop them after a few rounds."""
     for round_ in range(TRANSFER_ROUNDS + 1):
         failures = transfer_failures(out, [o.task_id for o in outcomes if o.task_id])
@@ -100,20 +150,20 @@ def _transfer_gate(out: Path, jobs: list[tuple], outcomes: list[TaskOutcome]) ->
                 outcome.task_id, outcome.baselines = None, {}
                 outcome.rejections.append(rejected)
                 continue
-            again = generate_task(*jobs[outcome.index], first_attempt=MAX_ATTEMPTS * (round_ + 1))
+            again = jobs[outcome.index].run(first_attempt=MAX_ATTEMPTS * (round_ + 1))
             again.rejections = [*outcome.rejections, rejected, *again.rejections]
             outcomes[outcome.index] = again
     return outcomes
 
 
-def _run(jobs: list[tuple], workers: int, progress: bool) -> list[TaskOutcome]:
+def _run(jobs: list[SlotJob], workers: int, progress: bool) -> list[TaskOutcome]:
     columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     outcomes: list[TaskOutcome] = []
     with Progress(*columns, disable=not progress) as bar:
         task = bar.add_task("tasks", total=len(jobs))
         if workers <= 1:
             for job in jobs:
-                outcomes.append(generate_task(*job))
+                outcomes.append(job.run())
                 bar.advance(task)
         else:
             with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -123,8 +173,8 @@ def _run(jobs: list[tuple], workers: int, progress: bool) -> list[TaskOutcome]:
     return sorted(outcomes, key=lambda o: o.index)
 
 
-def _generate(job: tuple) -> TaskOutcome:
-    return generate_task(*job)
+def _generate(job: SlotJob) -> TaskOutcome:
+    return job.run()
 
 
 def _manifest(spec: PackSpec, outcomes: list[TaskOutcome]) -> PackManifest:
@@ -152,10 +202,3 @@ def regenerate_into(spec: PackSpec, final: Path, workers: int | None = None) -> 
         raise SandmleError(f"pack {spec.name}: slots {failed} were rejected on every attempt")
     shutil.rmtree(final, ignore_errors=True)
     staging.rename(final)
-
-
-def builtin_pack_dir() -> Path:
-    """The built-in pack's folder (see :mod:`sandmle.benchmarks.synthetic.builtin`)."""
-    from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir as _builtin_pack_dir
-
-    return _builtin_pack_dir()

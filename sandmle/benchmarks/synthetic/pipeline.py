@@ -1,13 +1,7 @@
 """One task, end to end: the four roles, the files, the artifacts and the sanity gate.
 
-```
-<task>/competition.yaml
-<task>/prepared/public/{description.md, train.csv, test.csv, sample_submission.csv, images/}
-<task>/prepared/private/answers.csv
-<task>/generation/{blueprint,rule,baselines,ladder,milestones,rejections}.json
-<task>/generation/submissions/{constant,generic,structure,oracle}.csv
-```
-``generation/`` sits beside ``prepared/``: it reveals the rule and is never shown to agents.
+A pack slot is tried with successive sub-seeds until an attempt passes the sanity gate; the
+folder layout is :mod:`.task_files`'.
 """
 
 from __future__ import annotations
@@ -22,18 +16,27 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandmle.benchmarks.synthetic import targets as tg
-from sandmle.benchmarks.synthetic.backend import GeneratorBackend, get_backend
+from sandmle.benchmarks.synthetic.artifacts import PublicData
+from sandmle.benchmarks.synthetic.backend import GeneratorBackend
+from sandmle.benchmarks.synthetic.backends import get_backend
 from sandmle.benchmarks.synthetic.baselines import BASELINES, BaselineScores
-from sandmle.benchmarks.synthetic.blueprint import Blueprint, StructuralDNA
-from sandmle.benchmarks.synthetic.developer import DATA_FLOAT_FORMAT, DevelopedTask
-from sandmle.benchmarks.synthetic.learners import PublicData
+from sandmle.benchmarks.synthetic.blueprint import Blueprint, StructuralDNA, TaskRequest
 from sandmle.benchmarks.synthetic.mlops import Ladder, NoisyMilestones, bootstrap_ladder
 from sandmle.benchmarks.synthetic.sanity import Failure, check_task
-from sandmle.benchmarks.synthetic.strategist import TaskRequest, role_rng
+from sandmle.benchmarks.synthetic.streams import BOOTSTRAP, role_rng
+from sandmle.benchmarks.synthetic.task_files import (
+    ANSWERS_FILE,
+    GENERATION_DIR,
+    SUBMISSION_FLOAT_FORMAT,
+    write_csv,
+    write_json,
+    write_prepared,
+)
 from sandmle.errors import CompetitionError, SandmleError
 from sandmle.harness.competition import (
     PUBLIC_DIR,
     CompetitionConfig,
+    GraderSpec,
     Thresholds,
     write_config,
 )
@@ -41,8 +44,6 @@ from sandmle.harness.grading.metrics import get_metric
 from sandmle.harness.grading.reading import read_csv_reference
 from sandmle.harness.grading.report import round_score
 
-GENERATION_DIR = "generation"
-SUBMISSION_FLOAT_FORMAT = "%.8g"
 MAX_ATTEMPTS = 8
 
 
@@ -68,40 +69,9 @@ class TaskOutcome(BaseModel):
     rejections: list[Rejection] = Field(default_factory=list)
 
 
-def write_csv(frame: pd.DataFrame, path: Path, float_format: str = DATA_FLOAT_FORMAT) -> None:
-    """Stable bytes: fixed float format, '\\n' line ends, no index."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False, float_format=float_format, lineterminator="\n")
-
-
-def write_json(model: BaseModel, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(model.model_dump(mode="json"), sort_keys=True, indent=2)
-    path.write_text(text + "\n", encoding="utf-8")
-
-
-def write_prepared(
-    root: Path, bp: Blueprint, task: DevelopedTask, backend: GeneratorBackend
-) -> None:
-    """The data roles' files: everything under prepared/ (public and private)."""
-    public = root / PUBLIC_DIR
-    sample = task.sample
-    if sample is None:
-        sample = tg.submission_frame(
-            bp, task.test[bp.domain.id_column], tg.constant_canon(bp, len(task.test))
-        )
-    write_csv(task.train, public / "train.csv")
-    write_csv(task.test, public / "test.csv")
-    write_csv(sample, public / "sample_submission.csv")
-    for relative, data in sorted(task.files.items()):
-        (public / relative).parent.mkdir(parents=True, exist_ok=True)
-        (public / relative).write_bytes(data)
-    description = backend.writer(bp, task, sample)
-    (public / "description.md").write_text(description.markdown, encoding="utf-8")
-    write_csv(task.answers, root / "prepared/private/answers.csv")
-
-
-def competition_config(bp: Blueprint, thresholds: Thresholds, options: dict) -> CompetitionConfig:
+def competition_config(
+    bp: Blueprint, thresholds: Thresholds, options: dict[str, Any]
+) -> CompetitionConfig:
     return CompetitionConfig(
         id=bp.task_id,
         name=bp.domain.title,
@@ -110,7 +80,7 @@ def competition_config(bp: Blueprint, thresholds: Thresholds, options: dict) -> 
         id_columns=[bp.domain.id_column],
         target_columns=bp.domain.target_columns,
         thresholds=thresholds,
-        grader={"name": "standard", "options": options},
+        grader=GraderSpec(name="standard", options=options),
         modality=bp.dna.modality,
         task_type=bp.dna.task_type,
         tags={
@@ -130,7 +100,9 @@ def row_groups(task_type: str, ids: pd.Series) -> np.ndarray | None:
     return ids.astype(str).str.rsplit("_", n=parts).str[0].to_numpy()
 
 
-def score_baselines(bp: Blueprint, root: Path, predictions: dict) -> tuple[BaselineScores, Ladder]:
+def score_baselines(
+    bp: Blueprint, root: Path, predictions: dict[str, np.ndarray]
+) -> tuple[BaselineScores, Ladder]:
     """Grade each baseline with the real grader, on the test set and on bootstrap resamples."""
     config = competition_config(bp, Thresholds(gold=0, silver=0, bronze=0, median=0), {})
     ids = read_csv_reference(root / PUBLIC_DIR / "test.csv")[bp.domain.id_column]
@@ -139,9 +111,9 @@ def score_baselines(bp: Blueprint, root: Path, predictions: dict) -> tuple[Basel
         path = root / GENERATION_DIR / "submissions" / f"{name}.csv"
         write_csv(tg.submission_frame(bp, ids, predictions[name]), path, SUBMISSION_FLOAT_FORMAT)
         submissions[name] = read_csv_reference(path)
-    answers = read_csv_reference(root / "prepared/private/answers.csv")
+    answers = read_csv_reference(root / ANSWERS_FILE)
     groups = row_groups(bp.dna.task_type, answers[bp.domain.id_column])
-    ladder = bootstrap_ladder(config, answers, submissions, role_rng(bp.entropy, 5), groups)
+    ladder = bootstrap_ladder(config, answers, submissions, role_rng(bp.entropy, BOOTSTRAP), groups)
     scores = {
         k: None if v.score is None else round_score(v.score) for k, v in ladder.scores.items()
     }

@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -254,9 +255,12 @@ def _mismatch(
     for probe, frame in probes.items():
         with grading(competition):  # a wrapped evaluator runs in a copy of the public folder
             ours = grade_frame(frame, competition).score
-        theirs = expected[probe].score
-        theirs = None if theirs is None else round_score(theirs)
-        if (ours is None) != (theirs is None) or (ours is not None and abs(ours - theirs) > 1e-9):
+        raw = expected[probe].score
+        theirs = None if raw is None else round_score(raw)
+        if ours is None or theirs is None:
+            if (ours is None) != (theirs is None):
+                return f"{probe} submission scores {ours}, evaluator.py says {theirs}"
+        elif abs(ours - theirs) > 1e-9:
             return f"{probe} submission scores {ours}, evaluator.py says {theirs}"
     return None
 
@@ -268,7 +272,7 @@ def _title(description: Path, default: str) -> str:
     return default
 
 
-def _modality(public: Path) -> str:
+def _modality(public: Path) -> Literal["image", "audio", "tabular", "other"]:
     suffixes = {p.suffix.lower() for p in public.rglob("*") if p.is_file()}
     if suffixes & {".png", ".jpg", ".jpeg", ".bmp", ".tif"}:
         return "image"

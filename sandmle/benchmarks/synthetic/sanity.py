@@ -17,6 +17,9 @@ import pandas as pd
 from pydantic import BaseModel
 
 from sandmle.benchmarks.synthetic.baselines import BASELINES
+from sandmle.benchmarks.synthetic.determinism import regenerated_differences
+from sandmle.benchmarks.synthetic.leaks import find_leaks
+from sandmle.benchmarks.synthetic.mlops import MIN_BAND_SIGMA
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import Competition, load_competition, metric_direction
 from sandmle.harness.grading.report import CompetitionReport, grade_csv
@@ -152,8 +155,6 @@ def check_ladder(competition: Competition) -> list[Failure]:
 @rule("noise_bands")
 def check_bands(competition: Competition) -> list[Failure]:
     """Adjacent milestones are at least MIN_BAND_SIGMA bootstrap sds apart."""
-    from sandmle.benchmarks.synthetic.mlops import MIN_BAND_SIGMA
-
     path = competition.root / "generation/ladder.json"
     sigma = json.loads(path.read_text(encoding="utf-8"))["sigma"]
     t = competition.config.thresholds
@@ -224,8 +225,6 @@ def check_ids(competition: Competition) -> list[Failure]:
 
 @rule("deterministic")
 def check_determinism(competition: Competition) -> list[Failure]:
-    from sandmle.benchmarks.synthetic.determinism import regenerated_differences
-
     differences = regenerated_differences(competition.root)
     if not differences:
         return []
@@ -239,8 +238,6 @@ def check_determinism(competition: Competition) -> list[Failure]:
 
 @rule("no_answer_leak")
 def check_leak(competition: Competition) -> list[Failure]:
-    from sandmle.benchmarks.synthetic.leaks import find_leaks
-
     return [Failure(rule="no_answer_leak", reason=reason) for reason in find_leaks(competition)]
 
 

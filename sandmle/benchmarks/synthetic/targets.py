@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
+from sandmle.benchmarks.synthetic.ranked_cells import encode_cells, taken_cells, top_k_cells
 
 CLASS_COLUMN = "category"
 
@@ -57,9 +58,7 @@ def train_label_frame(bp: Blueprint, y: np.ndarray) -> pd.DataFrame:
     if bp.dna.task_type == "multiclass":
         return pd.DataFrame({columns[0]: _class_values(bp, y)})
     if bp.dna.task_type == "ranking":  # 0/1 per catalogue item -> space-separated item ids
-        from sandmle.benchmarks.synthetic.modalities.ranking import cells
-
-        return pd.DataFrame({columns[0]: cells(bp, y)})
+        return pd.DataFrame({columns[0]: taken_cells(bp, y)})
     return pd.DataFrame(np.asarray(y).reshape(len(y), -1), columns=columns)
 
 
@@ -81,8 +80,6 @@ def submission_frame(bp: Blueprint, ids: pd.Series, canon: np.ndarray) -> pd.Dat
     if task == "seq2seq":  # canonical predictions are the texts themselves, one column
         values = pd.DataFrame({targets[0]: [str(v) for v in np.asarray(canon)[:, 0]]})
     elif task == "ranking":  # canonical predictions are scores per catalogue item
-        from sandmle.benchmarks.synthetic.modalities.ranking import top_k_cells
-
         values = pd.DataFrame({targets[0]: top_k_cells(bp, canon)})
     elif kind == "label":
         values = pd.DataFrame({targets[0]: _class_values(bp, canon.argmax(axis=1))})
@@ -93,7 +90,7 @@ def submission_frame(bp: Blueprint, ids: pd.Series, canon: np.ndarray) -> pd.Dat
     return pd.concat([ids.rename(bp.domain.id_column).reset_index(drop=True), values], axis=1)
 
 
-def _class_values(bp: Blueprint, y: np.ndarray) -> list:
+def _class_values(bp: Blueprint, y: np.ndarray) -> list[int] | list[str]:
     if bp.dna.task_type == "binary" or bp.dna.ordinal:
         return [int(v) for v in y]
     return [bp.domain.class_names[int(v)] for v in y]
@@ -121,9 +118,7 @@ def encode_train_targets(bp: Blueprint, frame: pd.DataFrame) -> np.ndarray:
     if bp.dna.task_type == "binary":
         return frame[columns[0]].to_numpy(dtype=np.int64)
     if bp.dna.task_type == "ranking":
-        from sandmle.benchmarks.synthetic.modalities.ranking import encode
-
-        return encode(bp, frame[columns[0]])
+        return encode_cells(bp, frame[columns[0]])
     return frame[columns].to_numpy(dtype=np.float64)
 
 

@@ -51,7 +51,7 @@ def synthetic(
         epochs: Runs per sample.
     """
     if pack is None:
-        from sandmle.benchmarks.synthetic.packs import builtin_pack_dir
+        from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir  # generator: on use
 
         pack = str(builtin_pack_dir())
     loaded = load_pack(pack, parse_task_ids(tasks))

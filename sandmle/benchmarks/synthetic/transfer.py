@@ -21,17 +21,22 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sandmle.benchmarks.synthetic import targets as tg
-from sandmle.benchmarks.synthetic.determinism import load_blueprint
-from sandmle.benchmarks.synthetic.learners import PublicData
+from sandmle.benchmarks.synthetic.artifacts import PublicData
+from sandmle.benchmarks.synthetic.blueprint import Blueprint
+from sandmle.benchmarks.synthetic.modalities.audio_features import call_bank_features
+from sandmle.benchmarks.synthetic.modalities.image import shape_bank_features
+from sandmle.benchmarks.synthetic.task_files import load_blueprint
 from sandmle.harness.competition import PUBLIC_DIR, load_competition
 from sandmle.harness.grading.report import grade_frame
 
 MODALITIES = ("image", "text", "audio")
+Member = tuple[str, Blueprint, PublicData]
+"""A task of the pack: its id, blueprint and public files."""
 
 
 def transfer_failures(pack: Path, task_ids: list[str]) -> dict[str, str]:
     """Task id -> reason, for tasks a model trained on the other tasks reaches bronze on."""
-    groups: dict[str, list] = {}
+    groups: dict[str, list[Member]] = {}
     for task_id in task_ids:
         bp = load_blueprint(pack / task_id)
         if bp.dna.modality in MODALITIES and bp.dna.task_type == "binary":
@@ -56,32 +61,31 @@ def transfer_failures(pack: Path, task_ids: list[str]) -> dict[str, str]:
     return failures
 
 
-def _transfer_predict(modality: str, others: list, bp, data: PublicData) -> np.ndarray:
-    xs, ys = [], []
-    for _, other_bp, other in others:
-        xs.append(_inputs(modality, other_bp, other, other.train))
-        ys.append(tg.encode_train_targets(other_bp, other.train))
-    target = _inputs(modality, bp, data, data.test)
+def _transfer_predict(
+    modality: str, others: list[Member], bp: Blueprint, data: PublicData
+) -> np.ndarray:
+    """P(positive) for this task's test rows, from a model fit on the others' training rows."""
+    y = np.concatenate([tg.encode_train_targets(b, other.train) for _, b, other in others])
     if modality == "text":
         vectorizer = TfidfVectorizer(min_df=2)
-        x = vectorizer.fit_transform(pd.concat(xs, ignore_index=True))
-        target = vectorizer.transform(target)
+        texts = pd.concat([_texts(b, other.train) for _, b, other in others], ignore_index=True)
+        x, target = vectorizer.fit_transform(texts), vectorizer.transform(_texts(bp, data.test))
     else:
-        x = np.vstack(xs)
+        x = np.vstack([_matrix(modality, b, other, other.train) for _, b, other in others])
+        target = _matrix(modality, bp, data, data.test)
     model = make_pipeline(
         StandardScaler(with_mean=modality != "text"), LogisticRegression(max_iter=1000)
     )
-    model.fit(x, np.concatenate(ys))
+    model.fit(x, y)
     return model.predict_proba(target)[:, 1]
 
 
-def _inputs(modality: str, bp, data: PublicData, frame: pd.DataFrame):
-    if modality == "text":
-        return frame[bp.domain.text_column].astype(str)
+def _texts(bp: Blueprint, frame: pd.DataFrame) -> pd.Series:
+    return frame[bp.domain.text_column].astype(str)
+
+
+def _matrix(modality: str, bp: Blueprint, data: PublicData, frame: pd.DataFrame) -> np.ndarray:
+    """Features shared by every task of the modality: call or shape template matches."""
     if modality == "audio":
-        from sandmle.benchmarks.synthetic.modalities.audio import call_bank_features
-
         return call_bank_features(data.files, frame[bp.domain.id_column])
-    from sandmle.benchmarks.synthetic.modalities.image import shape_bank_features
-
     return shape_bank_features(data.files, frame[bp.domain.id_column], int(bp.params["size"]))

@@ -13,6 +13,7 @@ import errno
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
 
@@ -24,8 +25,9 @@ HEADER_MAX_BYTES = 1024 * 1024
 """A header line longer than this makes the file invalid before pandas parses it."""
 
 
-def read_csv_reference(path: str | Path) -> pd.DataFrame:
-    """Parse a CSV exactly as MLE-bench does (pandas defaults, round-trip floats)."""
+def read_csv_reference(path: str | Path | IO[str]) -> pd.DataFrame:
+    """Parse a CSV (a file, or a text buffer) exactly as MLE-bench does (pandas defaults,
+    round-trip floats)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pandas 3 deprecates float_precision but still honours it
         frame = pd.read_csv(path, float_precision="round_trip")

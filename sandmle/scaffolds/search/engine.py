@@ -284,7 +284,7 @@ class Search:
                 "best_metric": None if best is None else best.metric,
                 "submitted_node": self.submission_node(),
                 "nodes": len(self.journal),
-                "failures": failures,
+                "failures": dict(failures),  # a copy typed as JSON (dict values are invariant)
             },
             source=f"{self.scaffold}/search",
         )

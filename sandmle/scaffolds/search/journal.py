@@ -8,6 +8,7 @@ compared in the task's direction.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Literal
 
@@ -63,9 +64,10 @@ class Journal:
     def debug_depth(self, node: SearchNode) -> int:
         """Number of consecutive debug steps ending at ``node`` (0 unless it is a debug)."""
         depth = 0
-        while self.stage(node) == "debug":
+        parent = self.parent_of(node)
+        while parent is not None and parent.is_bug:  # stage(node) == "debug"
             depth += 1
-            node = self.parent_of(node)  # type: ignore[assignment] - debug nodes have parents
+            parent = self.parent_of(parent)
         return depth
 
     def failed_chain(self, node: SearchNode) -> list[SearchNode]:
@@ -108,10 +110,12 @@ class Journal:
     def best_node(self, among: Iterable[SearchNode] | None = None) -> SearchNode | None:
         """The best good node (first made wins ties), or None when none is good."""
         best: SearchNode | None = None
+        best_metric = math.nan
         pool = self.good_nodes if among is None else [n for n in among if _good(n)]
         for node in pool:
-            if best is None or self.better(node.metric, best.metric):  # type: ignore[arg-type]
-                best = node
+            assert node.metric is not None  # a good node has one
+            if best is None or self.better(node.metric, best_metric):
+                best, best_metric = node, node.metric
         return best
 
     def dump(self) -> list[dict]:

@@ -21,7 +21,7 @@ from inspect_ai.model import (
     ModelOutput,
     get_model,
 )
-from inspect_ai.tool import ToolFunction
+from inspect_ai.tool import ToolChoice, ToolFunction
 from inspect_ai.util import LimitExceededError
 
 from sandmle.scaffolds.search.responses import (
@@ -83,7 +83,7 @@ async def _generate(
     try:
         if review:
             tool = review_tool()
-            choice = ToolFunction(tool.name) if forced else "auto"
+            choice: ToolChoice = ToolFunction(tool.name) if forced else "auto"
             output = await get_model().generate(
                 messages, tools=[tool], tool_choice=choice, config=config
             )

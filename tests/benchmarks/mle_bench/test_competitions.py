@@ -20,9 +20,8 @@ from sandmle.harness.competition import load_competition
 from sandmle.harness.grading.registry import get_grader
 from sandmle.harness.grading.report import grade_csv
 
+from ...conftest import MLEBENCH
 from .conftest import write_prepared
-
-SPEC = Path(__file__).resolve().parents[4] / "shared" / "mlebench"
 
 
 def test_facts_cover_the_lite_split() -> None:
@@ -54,10 +53,10 @@ def test_split_lists() -> None:
         split_ids("huge")
 
 
-@pytest.mark.skipif(not SPEC.is_dir(), reason="grading spec not available")
 def test_split_lists_match_mle_bench() -> None:
+    """Against MLE-bench's ``experiments/splits`` lists (copied to tests/fixtures/mlebench)."""
     for name in ("low", "dev", "medium", "high"):
-        text = (SPEC / "splits" / f"{name}.txt").read_text()
+        text = (MLEBENCH / "splits" / f"{name}.txt").read_text()
         assert split_ids(name) == text.split()
 
 

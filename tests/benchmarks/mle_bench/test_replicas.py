@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from sandmle.benchmarks.mle_bench.competitions import get_competition, lite_competitions
 from sandmle.benchmarks.mle_bench.replicas.build import MARKER, build_replicas
 from sandmle.benchmarks.mle_bench.replicas.cli import replicas_app
+from sandmle.benchmarks.mle_dojo.replicas import build_replicas_with_dojo
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import load_competition
 from sandmle.harness.grading.report import grade_csv
@@ -32,7 +33,7 @@ BEST = {  # the best value of each lite metric
 @pytest.fixture(scope="module")
 def replicas(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("replicas")
-    build_replicas(out, dojo=True)
+    build_replicas_with_dojo(out)
     return out
 
 
@@ -57,7 +58,7 @@ def perfect_submission(competition_id: str, answers: Path, dest: Path) -> Path:
 
 def test_replicas_are_deterministic(replicas: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    build_replicas(again, dojo=True)
+    build_replicas_with_dojo(again)
     assert digests(again) == digests(replicas)
     build_replicas(again, ["leaf-classification"], seed=1)  # a replica is overwritten in place
     assert digests(again / "leaf-classification") != digests(replicas / "leaf-classification")

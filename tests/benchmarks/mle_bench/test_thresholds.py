@@ -20,11 +20,11 @@ from sandmle.benchmarks.mle_bench.thresholds import (
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import Competition
 
+from ...conftest import LEADERBOARDS
 from ...spec_tables import SPEC_TABLE
 from .conftest import Grade, write_prepared
 
 FIND_PACKAGE = thresholds._package_dir  # the conftest stubs it out for the other tests
-SHARED_LEADERBOARDS = Path(__file__).resolve().parents[4] / "shared" / "leaderboards"
 
 SIIM = "siim-isic-melanoma-classification"
 
@@ -154,11 +154,8 @@ def test_make_thresholds_rejects_a_board_in_the_wrong_direction(tmp_path: Path) 
         make_thresholds.build_entries(tmp_path, "test", "private")
 
 
-@pytest.mark.skipif(not SHARED_LEADERBOARDS.is_dir(), reason="public leaderboards not available")
 def test_packaged_table_regenerates_exactly(tmp_path: Path) -> None:
-    entries = make_thresholds.build_entries(
-        SHARED_LEADERBOARDS, "MLE-Dojo/MLE-Dojo@667a8fd", "private"
-    )
+    entries = make_thresholds.build_entries(LEADERBOARDS, "MLE-Dojo/MLE-Dojo@667a8fd", "private")
     out = tmp_path / "thresholds.csv"
     date = packaged_thresholds()[CACTUS].generated_on
     make_thresholds.write_table(entries, out, date)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from sandmle.benchmarks.mle_bench import thresholds
-from sandmle.benchmarks.mle_bench.replicas.build import DOJO_SUBDIR, build_replicas
 from sandmle.benchmarks.mle_dojo.competitions import VIEWS_ENV
+from sandmle.benchmarks.mle_dojo.replicas import DOJO_SUBDIR, build_replicas_with_dojo
 
 DOJO_IDS = [
     "aerial-cactus-identification",
@@ -30,5 +30,5 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def dojo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("replicas")
-    build_replicas(out, [*DOJO_IDS, SPOOKY, "siim-isic-melanoma-classification"], dojo=True)
+    build_replicas_with_dojo(out, [*DOJO_IDS, SPOOKY, "siim-isic-melanoma-classification"])
     return out / DOJO_SUBDIR

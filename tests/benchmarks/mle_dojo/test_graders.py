@@ -22,10 +22,13 @@ import pytest
 
 import sandmle.benchmarks.mle_bench.graders  # noqa: F401  (registers the lite graders)
 from sandmle.benchmarks.mle_bench.competitions import get_competition, grader_name
-from sandmle.benchmarks.mle_bench.replicas.build import DOJO_SUBDIR, build_replicas
 from sandmle.benchmarks.mle_dojo import competitions as dojo
 from sandmle.benchmarks.mle_dojo.graders import RULES, UNGRADABLE, dojo_grade
-from sandmle.benchmarks.mle_dojo.replicas import NOT_IN_DOJO
+from sandmle.benchmarks.mle_dojo.replicas import (
+    DOJO_SUBDIR,
+    NOT_IN_DOJO,
+    build_replicas_with_dojo,
+)
 from sandmle.errors import InvalidSubmission
 from sandmle.harness.competition import load_competition
 from sandmle.harness.grading.reading import read_csv_reference
@@ -98,7 +101,7 @@ VARIANTS: dict[str, Variant] = {
 @pytest.fixture(scope="module")
 def replicas(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("replicas")
-    build_replicas(out, DOJO_REPLICAS, dojo=True)
+    build_replicas_with_dojo(out, DOJO_REPLICAS)
     return out
 
 
@@ -202,7 +205,7 @@ def test_jigsaw_needs_the_answers_row_order(replicas: Path, tmp_path: Path) -> N
 
 def test_spooky_is_excluded_with_the_reason(tmp_path: Path) -> None:
     out = tmp_path / "r"
-    build_replicas(out, ["spooky-author-identification"], dojo=True)
+    build_replicas_with_dojo(out, ["spooky-author-identification"])
     folder = out / DOJO_SUBDIR / "spooky-author-identification"
     grading = dojo.choose_grading(folder, "dojo")
     assert grading.grader is None and "EAP,HPL,MWS" in (grading.unsupported or "")

@@ -14,14 +14,15 @@ import pandas as pd
 import pytest
 
 from sandmle.benchmarks.synthetic import targets as tg
+from sandmle.benchmarks.synthetic.artifacts import HiddenRule, PublicData
+from sandmle.benchmarks.synthetic.baselines import ladder
 from sandmle.benchmarks.synthetic.blueprint import MODALITIES
-from sandmle.benchmarks.synthetic.determinism import load_blueprint
-from sandmle.benchmarks.synthetic.developer import HiddenRule
-from sandmle.benchmarks.synthetic.learners import PublicData, ladder
-from sandmle.benchmarks.synthetic.mlops import NoisyMilestones, place_milestones
-from sandmle.benchmarks.synthetic.modalities import audio, ranking
+from sandmle.benchmarks.synthetic.mlops import Ladder, NoisyMilestones, place_milestones
+from sandmle.benchmarks.synthetic.modalities import ranking
+from sandmle.benchmarks.synthetic.modalities.audio_calls import PATTERNS
 from sandmle.benchmarks.synthetic.sanity import check_task
 from sandmle.benchmarks.synthetic.seeds import LITE_SEEDS, SEEDS
+from sandmle.benchmarks.synthetic.task_files import load_blueprint
 from sandmle.harness.competition import load_competition
 from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.pack import load_pack, write_manifest
@@ -87,19 +88,6 @@ def test_audio_task_files_are_real_pcm_wavs(small_pack: Path):
     assert "`audio/`" in (public / "description.md").read_text()
 
 
-def test_a_call_is_where_the_rule_puts_it():
-    """The spectrogram of a synthesised upsweep rises through its band, a downsweep falls."""
-    rate, n = 2000, 800
-    rng = np.random.default_rng(0)
-    up = audio.call_wave("upsweep", 200.0, 600.0, n, rate, rng)
-    down = audio.call_wave("downsweep", 200.0, 600.0, n, rate, rng)
-    peak = lambda clip: audio.spectrogram(clip[None, :])[0].argmax(axis=0)  # noqa: E731
-    assert np.corrcoef(np.arange(len(peak(up))), peak(up))[0, 1] > 0.9
-    assert np.corrcoef(np.arange(len(peak(down))), peak(down))[0, 1] < -0.9
-    clip, rate_back = audio.read_wav(audio.wav_bytes(up * 0.5, rate))
-    assert rate_back == rate and np.allclose(clip, up * 0.5, atol=1e-4)
-
-
 def test_audio_structure_learner_sees_the_mapping_the_generic_one_does_not(small_pack: Path):
     root = _task_root(small_pack, WHALE)
     scores = json.loads((root / "generation/baselines.json").read_text())
@@ -107,7 +95,7 @@ def test_audio_structure_learner_sees_the_mapping_the_generic_one_does_not(small
     assert scores["constant"] < scores["generic"] < scores["structure"] <= 1.0
     rule = json.loads((root / "generation/rule.json").read_text())
     patterns = [c["pattern"] for c in rule["params"]["structure"]["calls"]]
-    assert len(patterns) == 3 and set(patterns) <= set(audio.PATTERNS)
+    assert len(patterns) == 3 and set(patterns) <= set(PATTERNS)
 
 
 # ---- the gate, as for every modality ----
@@ -135,8 +123,6 @@ def test_gate_rejects_a_structure_learner_no_better_than_the_generic_one(
 def test_milestones_refuse_a_ladder_without_room(small_pack: Path, seed_task: str):
     """place_milestones on the task's own ladder accepts; with the structure-aware score moved
     onto the generic one, the bands are thinner than 2 sigma and the task is rejected."""
-    from sandmle.benchmarks.synthetic.mlops import Ladder
-
     root = _task_root(small_pack, seed_task)
     bp = load_blueprint(root)
     ladder_ = Ladder.model_validate_json((root / "generation/ladder.json").read_text())
@@ -187,26 +173,6 @@ def test_ranking_learners_rank_by_score_and_popularity(small_pack: Path):
         graded = pd.read_csv(root / f"generation/submissions/{name}.csv")
         report = grade_csv(root / f"generation/submissions/{name}.csv", load_competition(root))
         assert report.score == scores[name] and len(graded) == bp.n_test
-
-
-def test_top_k_cells_and_encode_round_trip():
-    bp = load_blueprint_like(["a", "b", "c", "d"], "map_at_3")
-    cells = ranking.top_k_cells(bp, np.array([[0.1, 0.9, 0.5, 0.9], [0, 0, 0, 0]]))
-    assert cells == ["b d c", "a b c"]  # ties keep catalogue order
-    assert ranking.encode(bp, pd.Series(["d a", "zz", np.nan])).tolist() == [
-        [1, 0, 0, 1],
-        [0, 0, 0, 0],
-        [0, 0, 0, 0],
-    ]
-    assert ranking.cells(bp, np.array([[0, 1, 1, 0]])) == ["b c"]
-
-
-def load_blueprint_like(items: list[str], metric: str):
-    from sandmle.benchmarks.synthetic.strategist import TaskRequest
-
-    dna = SEEDS[RANKING].model_copy(update={"n_outputs": len(items), "metric": metric})
-    bp = ranking.plan(TaskRequest(index=0, dna=dna, entropy=[1, 2, 3]), "procedural")
-    return bp.model_copy(update={"domain": bp.domain.model_copy(update={"class_names": items})})
 
 
 # ---- the difficulty bench ----

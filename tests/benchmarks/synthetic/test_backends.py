@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sandmle.benchmarks.synthetic.backend import backend_names, get_backend
+from sandmle.benchmarks.synthetic.backends import backend_names, get_backend
 from sandmle.benchmarks.synthetic.cli import synth_app
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
 from sandmle.errors import SandmleError

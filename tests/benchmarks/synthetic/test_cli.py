@@ -1,8 +1,11 @@
-"""``synth generate`` and ``synth check`` exit codes and outputs."""
+"""``synth generate`` and ``synth check`` exit codes and outputs; ``synth``'s commands load the
+generator only when they run."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -65,3 +68,12 @@ def test_secret_file_salts_the_pack_and_a_short_one_is_refused(tmp_path: Path):
     assert result.exit_code == 0, result.output
     saved = (tmp_path / "a" / "generation" / "secret.txt").read_text()
     assert saved == "a-long-enough-pack-secret\n"
+
+
+def test_the_synth_commands_load_no_generator_until_they_run():
+    code = (
+        "import sys; from sandmle.benchmarks.synthetic.cli import synth_app; "
+        "print(sorted(m for m in ('numpy', 'pandas', 'sklearn', 'scipy') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"

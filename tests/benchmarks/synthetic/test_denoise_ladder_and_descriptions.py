@@ -1,23 +1,24 @@
 """Denoising tasks pass the noise-band gate reliably (the structure-aware learner restores the
 page's light and levels; learners are chosen by page folds), and seq2seq / denoising
-descriptions are drawn by the Technical Writer: varied in structure, exact in their facts."""
+descriptions are drawn by the Technical Writer: varied in structure, exact in their facts.
+The restoration features are tested in ``modalities/test_denoise_features.py``, the page
+folds in ``test_learners.py``."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 from PIL import Image
 
-from sandmle.benchmarks.synthetic.backend import get_backend
+from sandmle.benchmarks.synthetic.backends import get_backend
+from sandmle.benchmarks.synthetic.blueprint import TaskRequest
 from sandmle.benchmarks.synthetic.leaks import description_leaks
-from sandmle.benchmarks.synthetic.modalities import denoise, seq2seq
-from sandmle.benchmarks.synthetic.pipeline import generate_task, write_prepared
+from sandmle.benchmarks.synthetic.pipeline import generate_task
 from sandmle.benchmarks.synthetic.sanity import description_mismatches
 from sandmle.benchmarks.synthetic.seeds import get_seed
-from sandmle.benchmarks.synthetic.strategist import TaskRequest
+from sandmle.benchmarks.synthetic.task_files import write_prepared
 
 DENOISING = "denoising-dirty-documents"
 ENGLISH = "text-normalization-challenge-english-language"
@@ -36,39 +37,6 @@ def test_denoising_slots_pass_the_band_gate_with_few_rejections(tmp_path: Path):
         assert outcome.task_id, [f.reason for r in outcome.rejections for f in r.failures]
         rejections += len(outcome.rejections)
     assert rejections <= 2
-
-
-def test_paper_light_evens_out_uneven_light():
-    """A page lit from one side reads, after restoration, at its own paper level everywhere."""
-    rng = np.random.default_rng(0)
-    size, paper, ink = 20, 0.9, 0.2
-    clean = np.full((size, size), paper)
-    clean[3:13:2, 2:18] = ink  # a few dark strokes
-    ramp = np.linspace(0, 1, size)[None, :].repeat(size, 0)
-    page = np.clip(clean * (1 - 0.5 * ramp) + rng.normal(0, 0.02, clean.shape), 0, 1)
-    maps = denoise.restoration_maps(page, ["gradient"])
-    even = maps[4]  # the centre of the 3x3 neighbourhood: the evened page itself
-    on_paper = clean == paper
-    assert abs(page[on_paper].mean() - paper) > 0.15  # the raw page is far from its paper
-    assert abs(even[on_paper].mean() - paper) < 0.05
-    assert abs(np.median(even[~on_paper]) - ink) < 0.08
-
-
-def test_model_choice_uses_page_folds():
-    """A model that memorises pages by a page-level feature loses under page folds."""
-    from sklearn.tree import DecisionTreeRegressor
-
-    from sandmle.benchmarks.synthetic.learners import _best, _ridge
-
-    rng = np.random.default_rng(1)
-    pages = np.repeat(np.arange(9), 50)
-    level = rng.uniform(0, 1, 9)[pages]  # one random level per page, unrelated to x
-    x = rng.normal(size=(len(pages), 1))
-    y = 0.5 * x[:, 0] + level
-    features = np.column_stack([x, pages.astype(float)])  # the page's id leaks its level
-    tree = DecisionTreeRegressor(min_samples_leaf=5, random_state=0)
-    chosen = _best([_ridge(1.0), tree], features, y, "value", 0, groups=pages)
-    assert chosen is not tree
 
 
 # ---------------------------------------------------------------- descriptions
@@ -115,7 +83,6 @@ def test_denoising_description_states_its_facts(tmp_path: Path):
         assert fact in markdown, fact
     for kind in rule["params"]["structure"]["kinds"]:  # the degradation is the hidden rule
         assert kind.split("-")[0] not in markdown.lower()
-    assert not hasattr(denoise, "describe") and not hasattr(seq2seq, "describe")
 
 
 @pytest.mark.parametrize(("seed_id", "language"), [(ENGLISH, "English"), (RUSSIAN, "Russian")])

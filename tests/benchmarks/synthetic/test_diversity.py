@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from sandmle.benchmarks.synthetic.blueprint import TaskRequest
+from sandmle.benchmarks.synthetic.planning import rule_signature
 from sandmle.benchmarks.synthetic.secret import salt_words
 from sandmle.benchmarks.synthetic.seeds import select_seeds
-from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan, rule_signature
+from sandmle.benchmarks.synthetic.strategist import plan
 
 
 def test_a_thousand_task_plan_has_900_distinct_combinations():

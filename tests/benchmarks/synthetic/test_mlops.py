@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sandmle.benchmarks.synthetic.blueprint import TaskRequest
 from sandmle.benchmarks.synthetic.mlops import (
     MIN_BAND_SIGMA,
     Ladder,
@@ -18,7 +19,7 @@ from sandmle.benchmarks.synthetic.mlops import (
 )
 from sandmle.benchmarks.synthetic.pipeline import generate_task
 from sandmle.benchmarks.synthetic.seeds import get_seed
-from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
+from sandmle.benchmarks.synthetic.strategist import plan
 from sandmle.harness.competition import CompetitionConfig, Thresholds
 
 

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION, MODALITIES
-from sandmle.benchmarks.synthetic.determinism import file_digests
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
 from sandmle.benchmarks.synthetic.pipeline import row_groups
+from sandmle.benchmarks.synthetic.planning import BINARY_TABLE_TEST_FACTOR
 from sandmle.benchmarks.synthetic.sanity import check_directory
-from sandmle.benchmarks.synthetic.strategist import BINARY_TABLE_TEST_FACTOR
+from sandmle.benchmarks.synthetic.task_files import file_digests
 from sandmle.errors import SandmleError
 from sandmle.harness.pack import load_pack
 from tests.benchmarks.synthetic.conftest import SMALL_SEEDS

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from sandmle.benchmarks.synthetic.determinism import file_digests
-from sandmle.benchmarks.synthetic.developer import DATA_FLOAT_FORMAT, develop
+from sandmle.benchmarks.synthetic.blueprint import TaskRequest
+from sandmle.benchmarks.synthetic.developer import develop
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
 from sandmle.benchmarks.synthetic.secret import SECRET_FILE, salt_words
 from sandmle.benchmarks.synthetic.seeds import get_seed
-from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
+from sandmle.benchmarks.synthetic.strategist import plan
+from sandmle.benchmarks.synthetic.task_files import DATA_FLOAT_FORMAT, file_digests
 from sandmle.errors import SandmleError
 from sandmle.harness.pack import load_pack
 from tests.benchmarks.synthetic.conftest import SMALL_SECRET

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sandmle.benchmarks.synthetic.blueprint import MODALITIES
+from sandmle.benchmarks.synthetic.blueprint import MODALITIES, TaskRequest
+from sandmle.benchmarks.synthetic.planning import BINARY_TABLE_TEST_FACTOR, binary_table
 from sandmle.benchmarks.synthetic.seeds import LITE_SEEDS, SEEDS, select_seeds
-from sandmle.benchmarks.synthetic.strategist import (
-    BINARY_TABLE_TEST_FACTOR,
-    TaskRequest,
-    binary_table,
-    plan,
-)
+from sandmle.benchmarks.synthetic.strategist import plan
 from sandmle.errors import SandmleError
 
 
@@ -66,9 +62,7 @@ def test_every_lite_seed_keeps_its_modality_and_task_type():
     import csv
     from pathlib import Path
 
-    table = Path(__file__).parents[3].parent / "shared/mlebench/lite-competitions.csv"
-    if not table.is_file():
-        pytest.skip("no MLE-bench-lite table in ../shared")
+    table = Path(__file__).parents[2] / "fixtures/mlebench/lite-competitions.csv"
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     assert {r["id"] for r in rows} == set(LITE_SEEDS)
     for row in rows:

@@ -6,17 +6,20 @@ import itertools
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from sandmle.benchmarks.synthetic import draft, writer
 from sandmle.benchmarks.synthetic import targets as tg
-from sandmle.benchmarks.synthetic import writer
-from sandmle.benchmarks.synthetic.backend import get_backend
+from sandmle.benchmarks.synthetic.backends import get_backend
+from sandmle.benchmarks.synthetic.blueprint import TaskRequest
 from sandmle.benchmarks.synthetic.builtin import BUILTIN_SEEDS
 from sandmle.benchmarks.synthetic.leaks import description_leaks
-from sandmle.benchmarks.synthetic.pipeline import write_prepared
+from sandmle.benchmarks.synthetic.phrases import ID_SCHEMES
 from sandmle.benchmarks.synthetic.sanity import description_mismatches
 from sandmle.benchmarks.synthetic.seeds import SEEDS
-from sandmle.benchmarks.synthetic.strategist import TaskRequest
+from sandmle.benchmarks.synthetic.strategist import plan
+from sandmle.benchmarks.synthetic.task_files import write_prepared
 from sandmle.harness.grading.metrics import get_metric
 
 AUDIO_SEEDS = ["mlsp-2013-birds", "the-icml-2013-whale-challenge-right-whale-redux"]
@@ -57,8 +60,8 @@ def mean_overlap(texts: list[str]) -> float:
 def one_template(monkeypatch: pytest.MonkeyPatch, tasks: list[tuple]) -> list[str]:
     """The same tasks written by a single template: the first layout and first phrasings."""
     with monkeypatch.context() as patch:
-        patch.setattr(writer, "LAYOUTS", writer.LAYOUTS[:1])
-        patch.setattr(writer._Draft, "pick", lambda self, options: options[0])
+        patch.setattr(draft, "LAYOUTS", draft.LAYOUTS[:1])
+        patch.setattr(draft.Draft, "pick", lambda self, options: options[0])
         return [writer.write_description(*t).markdown for t in tasks]
 
 
@@ -85,7 +88,7 @@ def test_every_description_states_the_exact_facts(pack):
         example = sample.head(3).to_csv(index=False, lineterminator="\n", float_format="%.6g")
         assert f"```\n{example}```" in text
         assert f"e.g. `{sample.iloc[0, 0]}`" in submission
-        assert writer.ID_SCHEMES[bp.dna.id_scheme] in submission
+        assert ID_SCHEMES[bp.dna.id_scheme] in submission
         assert f"{len(sample)}" in submission
         if bp.dna.modality == "tabular":
             feature = bp.domain.feature_columns[0]
@@ -153,16 +156,10 @@ def test_public_names_and_lone_common_words_are_not_leaks():
 
 
 def test_ranking_descriptions_say_what_a_cell_holds_and_how_map_at_k_scores():
-    import pandas as pd
-
-    from sandmle.benchmarks.synthetic.seeds import SEEDS
-    from sandmle.benchmarks.synthetic.strategist import TaskRequest, plan
-    from sandmle.benchmarks.synthetic.writer import Facts
-
     seed = next(s for s in SEEDS.values() if s.metric.startswith("map_at_"))
     bp = plan(TaskRequest(index=0, dna=seed, entropy=[5, 0, 0]))
     k = int(seed.metric.rsplit("_", 1)[1])
     sample = pd.DataFrame({bp.domain.id_column: ["a1"], "items": ["x1 x2"]})
-    facts = Facts.of(bp, sample)
+    facts = draft.Facts.of(bp, sample)
     assert facts.value_kind == f"up to {k} item ids separated by single spaces, most likely first"
     assert f"MAP@{k}" in facts.metric_text and "averaged over rows" in facts.metric_text

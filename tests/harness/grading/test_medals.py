@@ -21,13 +21,8 @@ from sandmle.harness.grading.medals import (
     read_leaderboard,
     thresholds_from_leaderboard,
 )
+from tests.conftest import LEADERBOARDS
 from tests.spec_tables import SPEC_TABLE
-
-SHARED = Path(__file__).parents[3].parent / "shared"
-LEADERBOARDS = SHARED / "leaderboards"
-needs_leaderboards = pytest.mark.skipif(
-    not LEADERBOARDS.is_dir(), reason=f"real Kaggle leaderboards not found at {LEADERBOARDS}"
-)
 
 NAN = float("nan")
 
@@ -302,12 +297,12 @@ def test_read_directory_is_an_error(tmp_path: Path) -> None:
 # --- real leaderboards ---------------------------------------------------------------------
 
 
-@needs_leaderboards
 @pytest.mark.parametrize(
     ("competition", "teams"),
     [("spaceship-titanic", 1967), ("detecting-insults-in-social-commentary", 50)],
 )
 def test_real_board_rule_positions(competition: str, teams: int) -> None:
+    # teams: the files' data rows (MLE-Dojo@667a8fd's boards in tests/fixtures/leaderboards)
     path = LEADERBOARDS / competition / "private_leaderboard.csv"
     scores = read_leaderboard(path)
     raw = pd.read_csv(path)["score"]
@@ -319,7 +314,6 @@ def test_real_board_rule_positions(competition: str, teams: int) -> None:
     assert t.is_lower_better is False
 
 
-@needs_leaderboards
 @pytest.mark.parametrize("competition", sorted(SPEC_TABLE))
 def test_spec_illustration_table(competition: str) -> None:
     teams, lower, gold, silver, bronze, median = SPEC_TABLE[competition]
@@ -404,7 +398,6 @@ def test_human_rank_lower_is_better_extremes() -> None:
     assert human_rank(None, BOARD_LOW, BOARD_LOW, is_lower_better=True) == 0.0
 
 
-@needs_leaderboards
 def test_human_rank_on_real_boards() -> None:
     folder = LEADERBOARDS / "spaceship-titanic"
     private = read_leaderboard(folder / "private_leaderboard.csv")

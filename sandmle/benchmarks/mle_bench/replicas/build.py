@@ -5,8 +5,9 @@ lite competition: the real file names, columns, id formats, zips, image/text/aud
 submission shape, with a few dozen rows of synthetic data, plus a ``public/description.md``
 written for sandmle (task, metric, submission, files). Every replica matches the committed
 manifest of what ``mlebench prepare`` writes (:mod:`.manifest`). ``DIR`` then works
-as ``-T data_dir=DIR`` for ``sandmle/mle_bench_lite``, offline. ``--dojo`` also writes MLE-Dojo's layout under
-``DIR/mle-dojo`` (see :mod:`sandmle.benchmarks.mle_dojo.replicas`).
+as ``-T data_dir=DIR`` for ``sandmle/mle_bench_lite``, offline. MLE-Dojo's layout (``--dojo``)
+is built from these replicas by :mod:`sandmle.benchmarks.mle_dojo.replicas`, which imports
+this module (never the other way round).
 
 Replicas are generated, never committed: the same seed gives the same bytes.
 """
@@ -27,7 +28,6 @@ from sandmle.errors import SandmleError
 Builder = Callable[[ReplicaDir], None]
 MARKER = ".sandmle-replica"
 """Written into each replica folder; only folders carrying it are ever overwritten."""
-DOJO_SUBDIR = "mle-dojo"
 
 BUILDERS: dict[str, Builder] = {
     "aerial-cactus-identification": images.aerial_cactus,
@@ -82,20 +82,12 @@ def build_replica(out: Path, competition_id: str, seed: int = 0) -> Path:
     return replica.root
 
 
-def build_replicas(
-    out: Path, competitions: list[str] | None = None, seed: int = 0, dojo: bool = False
-) -> list[Path]:
+def build_replicas(out: Path, competitions: list[str] | None = None, seed: int = 0) -> list[Path]:
     """Write the replicas of ``competitions`` (all 22 lite ones by default; the seven ``dev``
-    ones too when named); with ``dojo``, MLE-Dojo's layout of the lite ones under
-    ``out/mle-dojo`` too."""
+    ones too when named)."""
     ids = competitions or list(lite_competitions())
     unknown = [c for c in ids if c not in BUILDERS and c not in DEV_BUILDERS]
     if unknown:
         raise SandmleError(f"no micro replica for {', '.join(unknown)}")
     out.mkdir(parents=True, exist_ok=True)
-    roots = [build_replica(out, cid, seed) for cid in ids]
-    if dojo:
-        from sandmle.benchmarks.mle_dojo.replicas import write_dojo_replicas
-
-        write_dojo_replicas(out, out / DOJO_SUBDIR, [c for c in ids if c in BUILDERS])
-    return roots
+    return [build_replica(out, cid, seed) for cid in ids]

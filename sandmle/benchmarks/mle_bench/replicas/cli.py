@@ -30,13 +30,15 @@ def replicas_command(
 ) -> None:
     """Write micro replicas of the 22 MLE-bench-lite competitions (offline smoke tests)."""
     from sandmle.benchmarks.mle_bench.competitions import split_ids
-    from sandmle.benchmarks.mle_bench.replicas.build import DOJO_SUBDIR, build_replicas
+    from sandmle.benchmarks.mle_bench.replicas.build import build_replicas
+    from sandmle.benchmarks.mle_dojo.replicas import DOJO_SUBDIR, build_replicas_with_dojo
 
     if split is not None:
         if split not in ("lite", "dev"):
             raise SandmleError(f"--split must be lite or dev, not {split!r}")
         competitions = [*(competitions or []), *split_ids(split)]
-    roots = build_replicas(out, competitions, seed=seed, dojo=dojo)
+    build = build_replicas_with_dojo if dojo else build_replicas
+    roots = build(out, competitions, seed=seed)
     typer.echo(f"wrote {len(roots)} micro replicas to {out}")
     typer.echo(f"run: inspect eval sandmle/mle_bench_lite -T data_dir={out}")
     if dojo:

@@ -148,12 +148,10 @@ def paddy(r: ReplicaDir) -> None:
         }
     )
     train, test = frame[:N_TRAIN], frame[N_TRAIN:]
-    for row in train.itertuples():
-        write_bytes(
-            r.public / "train_images" / row.label / row.image_id, image_bytes(r.rng, "JPEG")
-        )
-    for row in test.itertuples():
-        write_bytes(r.public / "test_images" / row.image_id, image_bytes(r.rng, "JPEG"))
+    for label, image_id in zip(train["label"].tolist(), train["image_id"].tolist(), strict=True):
+        write_bytes(r.public / "train_images" / label / image_id, image_bytes(r.rng, "JPEG"))
+    for image_id in test["image_id"].tolist():
+        write_bytes(r.public / "test_images" / image_id, image_bytes(r.rng, "JPEG"))
     write_csv(r.public / "train.csv", train)
     write_csv(r.public / "sample_submission.csv", test[["image_id"]].assign(label="normal"))
     write_csv(r.private / "test.csv", test)

@@ -1,4 +1,5 @@
-"""Byte-stable writers for the micro replicas: CSV, JSON, zip, tiny images and audio clips.
+"""Byte-stable writers for the micro replicas: CSV, JSON, zip, tiny images and audio clips
+(PNG and WAV encoding is :mod:`sandmle.benchmarks.media`'s).
 
 Every writer gives the same bytes for the same input (no timestamps, sorted zip entries, a
 fixed line terminator), so a replica regenerated with the same seed is identical on disk.
@@ -10,7 +11,6 @@ import csv
 import io
 import json
 import struct
-import wave
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from sandmle.benchmarks import media
 from sandmle.benchmarks.synthetic.modalities import image as synthetic_image
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -59,8 +60,10 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 def csv_bytes(frame: pd.DataFrame, quote_text: bool = False) -> bytes:
     """``frame`` as CSV; ``quote_text`` quotes every non-numeric field, as some Kaggle files do."""
-    quoting = csv.QUOTE_NONNUMERIC if quote_text else csv.QUOTE_MINIMAL
-    text = frame.to_csv(index=False, lineterminator="\n", quoting=quoting)
+    if quote_text:
+        text = frame.to_csv(index=False, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
+    else:  # pandas' default quoting: QUOTE_MINIMAL
+        text = frame.to_csv(index=False, lineterminator="\n")
     return text.encode("utf-8")
 
 
@@ -88,7 +91,7 @@ def pixels(rng: np.random.Generator, size: int = IMAGE_SIZE) -> np.ndarray:
     """A grey image of a few shapes on noise, drawn by the synthetic generator's renderer."""
     k = int(rng.integers(1, 3))
     shapes = [str(s) for s in rng.choice(synthetic_image.SHAPES, k, replace=False)]
-    return synthetic_image._render(size, shapes, rng)[0]
+    return synthetic_image.render(size, shapes, rng)[0]
 
 
 def image_bytes(rng: np.random.Generator, fmt: str, size: int = IMAGE_SIZE) -> bytes:
@@ -100,14 +103,7 @@ def image_bytes(rng: np.random.Generator, fmt: str, size: int = IMAGE_SIZE) -> b
 
 def wav_bytes(rng: np.random.Generator) -> bytes:
     """A 0.1 s mono 16-bit WAV clip of noise."""
-    samples = (rng.normal(0, 3000, AUDIO_FRAMES)).astype("<i2")
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as clip:
-        clip.setnchannels(1)
-        clip.setsampwidth(2)
-        clip.setframerate(AUDIO_RATE)
-        clip.writeframes(samples.tobytes())
-    return buffer.getvalue()
+    return media.wav_bytes(rng.normal(0, 3000, AUDIO_FRAMES).astype("<i2"), AUDIO_RATE)
 
 
 def _extended(value: int) -> bytes:
@@ -186,10 +182,3 @@ def tfrecord_bytes(payloads: list[bytes]) -> bytes:
         length = struct.pack("<Q", len(payload))
         out += length + _masked_crc(length) + payload + _masked_crc(payload)
     return bytes(out)
-
-
-def png_bytes(array: np.ndarray) -> bytes:
-    """A grey PNG of exactly these pixel values."""
-    buffer = io.BytesIO()
-    Image.fromarray(array).save(buffer, format="PNG")
-    return buffer.getvalue()

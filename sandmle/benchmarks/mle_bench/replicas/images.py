@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sandmle.benchmarks.media import png_bytes
 from sandmle.benchmarks.mle_bench.competitions import get_competition
 from sandmle.benchmarks.mle_bench.replicas.files import (
     ReplicaDir,
@@ -17,7 +18,6 @@ from sandmle.benchmarks.mle_bench.replicas.files import (
     image_bytes,
     one_hot,
     pixels,
-    png_bytes,
     tfrecord_bytes,
     write_bytes,
     write_csv,

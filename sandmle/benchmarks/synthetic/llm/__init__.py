@@ -1,13 +1,4 @@
-"""The ``llm`` generator backend: SandMLE's roles as prompts to any Inspect model."""
-
-from sandmle.benchmarks.synthetic.llm.backend import LLMBackend, RoleRejected
-from sandmle.benchmarks.synthetic.llm.contract import ContractError
-from sandmle.benchmarks.synthetic.llm.sandboxed import GenerationCodeError, run_generation_code
-
-__all__ = [
-    "ContractError",
-    "GenerationCodeError",
-    "LLMBackend",
-    "RoleRejected",
-    "run_generation_code",
-]
+"""The ``llm`` generator backend: SandMLE's roles as prompts to any Inspect model
+(:mod:`.backend`), the file contract its generation code meets (:mod:`.contract`), the
+sandbox that code runs in (:mod:`.sandboxed`), and packs from a seed's own description
+(:mod:`.seed_dna`, :mod:`.from_seed`)."""

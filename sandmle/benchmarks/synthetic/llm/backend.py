@@ -14,14 +14,14 @@ import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from sandmle.benchmarks.synthetic.backend import ProceduralBackend, generator_backend
-from sandmle.benchmarks.synthetic.blueprint import Blueprint, StructuralDNA
-from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule
+from sandmle.benchmarks.synthetic.artifacts import Description, DevelopedTask, HiddenRule
+from sandmle.benchmarks.synthetic.backend import ProceduralBackend
+from sandmle.benchmarks.synthetic.blueprint import Blueprint, StructuralDNA, TaskRequest
 from sandmle.benchmarks.synthetic.llm import prompts
 from sandmle.benchmarks.synthetic.llm.contract import (
     MAX_ROWS,
@@ -32,9 +32,16 @@ from sandmle.benchmarks.synthetic.llm.contract import (
 )
 from sandmle.benchmarks.synthetic.llm.sandboxed import DEFAULT_TIMEOUT_S, run_generation_code
 from sandmle.benchmarks.synthetic.llm.seed_dna import SeedMaterial, dna_prompt, parse_dna
-from sandmle.benchmarks.synthetic.strategist import TaskRequest
-from sandmle.benchmarks.synthetic.writer import Description
+from sandmle.benchmarks.synthetic.streams import DEVELOPER
+from sandmle.benchmarks.synthetic.task_files import (
+    PREPARED_DIR,
+    RULE_FILE,
+    file_digests,
+    load_blueprint,
+    write_prepared,
+)
 from sandmle.errors import SandmleError
+from sandmle.harness.competition import PUBLIC_DIR
 from sandmle.harness.grading.metrics import get_metric
 
 if TYPE_CHECKING:
@@ -52,7 +59,6 @@ class ProviderError(SandmleError):
     """The model provider failed (missing package, key, network): not the task's fault."""
 
 
-@generator_backend("llm")
 class LLMBackend(ProceduralBackend):
     """Three roles played by any Inspect model; the MLOps rule stays the documented one."""
 
@@ -118,18 +124,14 @@ class LLMBackend(ProceduralBackend):
         The blueprint and the description are the model's answers, not functions of the
         seed, so they are taken as recorded; the data must come out the same.
         """
-        from sandmle.benchmarks.synthetic.determinism import file_digests, load_blueprint
-        from sandmle.benchmarks.synthetic.pipeline import GENERATION_DIR, write_prepared
-        from sandmle.harness.competition import PUBLIC_DIR
-
         bp = load_blueprint(root)
-        rule = HiddenRule.model_validate_json((root / GENERATION_DIR / "rule.json").read_text())
+        rule = HiddenRule.model_validate_json((root / RULE_FILE).read_text())
         task = self._develop(bp, str(rule.params["code"]))
         recorded = _Recorded((root / PUBLIC_DIR / "description.md").read_text(encoding="utf-8"))
         with tempfile.TemporaryDirectory(prefix="sandmle-synth-llm-") as tmp:
             write_prepared(Path(tmp) / bp.task_id, bp, task, recorded)
-            expected = file_digests(Path(tmp) / bp.task_id, "prepared")
-        actual = file_digests(root, "prepared")
+            expected = file_digests(Path(tmp) / bp.task_id, PREPARED_DIR)
+        actual = file_digests(root, PREPARED_DIR)
         return sorted(
             p for p in expected.keys() | actual.keys() if expected.get(p) != actual.get(p)
         )
@@ -210,10 +212,10 @@ class _Recorded(LLMBackend):
 
 def data_seed(bp: Blueprint) -> int:
     """The developer's seed, from the blueprint's entropy (as the procedural role streams)."""
-    return int(np.random.SeedSequence([*bp.entropy, 1]).generate_state(1)[0])
+    return int(np.random.SeedSequence([*bp.entropy, DEVELOPER]).generate_state(1)[0])
 
 
-def json_object(reply: str) -> dict:
+def json_object(reply: str) -> dict[str, Any]:
     """The JSON object in a reply, with or without a code fence."""
     match = _FENCE.search(reply)
     text = match.group(1) if match else reply

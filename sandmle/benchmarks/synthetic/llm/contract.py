@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from sandmle.benchmarks.synthetic import targets as tg
+from sandmle.benchmarks.synthetic.artifacts import DevelopedTask, HiddenRule
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
-from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule
 
 TRAIN, TEST, SAMPLE = "public/train.csv", "public/test.csv", "public/sample_submission.csv"
 ANSWERS, ORACLE, RULE = "private/answers.csv", "private/oracle.csv", "rule.json"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from inspect_ai.util import SandboxEnvironment
+
 from sandmle.harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, SandboxLimits
 
 SCRIPT = "generate.py"
@@ -51,7 +53,7 @@ async def _run(code: str, config: BwrapConfig) -> dict[str, bytes]:
         await BwrapSandboxEnvironment.sample_cleanup(_TASK_NAME, config, envs, False)
 
 
-async def _collect(env: BwrapSandboxEnvironment) -> dict[str, bytes]:
+async def _collect(env: SandboxEnvironment) -> dict[str, bytes]:
     listing = await env.exec(["find", OUTPUT_DIR, "-type", "f"])
     paths = sorted(line for line in listing.stdout.splitlines() if line.strip())
     if len(paths) > MAX_FILES:

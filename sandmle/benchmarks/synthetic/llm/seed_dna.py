@@ -2,16 +2,17 @@
 
 ``synth generate --backend llm --seed-description PATH`` takes a competition's own
 ``description.md`` (a file, or a folder holding it beside ``sample_submission.csv`` and the
-data CSVs), asks the model for the seed's structure, and checks the answer against the DNA
-schema and against the files: the metric must be registered, the target kind must fit the task
-type, and the sample submission's columns and ids must agree with what the model said.
+data CSVs). This module reads that material, words the question for the model, and checks
+the answer against the DNA schema and against the files: the metric must be registered, the
+target kind must fit the task type, and the sample submission's columns and ids must agree
+with what the model said. Asking the model and generating the pack is :mod:`.from_seed`.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -20,13 +21,6 @@ from sandmle.benchmarks.synthetic.blueprint import StructuralDNA
 from sandmle.benchmarks.synthetic.llm import prompts
 from sandmle.errors import SandmleError
 from sandmle.harness.grading.metrics import metric_names
-
-if TYPE_CHECKING:
-    from inspect_ai.model import Model
-
-    from sandmle.benchmarks.synthetic.llm.backend import LLMBackend
-    from sandmle.benchmarks.synthetic.packs import PackSpec
-    from sandmle.benchmarks.synthetic.pipeline import TaskOutcome
 
 DESCRIPTION_FILES = ("description.md", "description.txt")
 SAMPLE_FILE = "sample_submission.csv"
@@ -186,66 +180,3 @@ def id_scheme(ids: list[str]) -> str:
     if all(_HEX.match(i) for i in ids):
         return "hex"
     return "prefixed"
-
-
-def extract_dna(backend: LLMBackend, material: SeedMaterial) -> StructuralDNA:
-    """Ask the backend's model; an answer rejected twice is a one-line user error."""
-    from sandmle.benchmarks.synthetic.llm.backend import RoleRejected
-
-    try:
-        return backend.seed_dna(material)
-    except RoleRejected as exc:
-        raise SandmleError(f"{material.name}: seed structure not extracted: {exc}") from None
-
-
-def generate_from_seed(
-    spec: PackSpec,
-    seed_path: Path,
-    out: Path,
-    model: str | Model | None = None,
-    progress: bool = True,
-) -> tuple[StructuralDNA, list[TaskOutcome]]:
-    """Extract the seed's DNA with the llm backend, then generate the pack from it alone."""
-    from sandmle.benchmarks.synthetic.llm.backend import LLMBackend
-
-    if spec.backend != "llm":
-        raise SandmleError("--seed-description needs --backend llm (the model reads the seed)")
-    if spec.seed_ids or spec.modalities:
-        raise SandmleError("--seed-description replaces --seeds and --modalities")
-    material = read_seed(seed_path)
-    out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise SandmleError(f"{out}: output folder is not empty")
-    model = model if model is not None else spec.model
-    dna = extract_dna(LLMBackend(model=model), material)
-    return dna, _generate(spec, dna, out, model, progress)
-
-
-def _generate(
-    spec: PackSpec, dna: StructuralDNA, out: Path, model: Any, progress: bool
-) -> list[TaskOutcome]:
-    # packs.generate_pack draws from the seed table; this is the same pack run with one DNA.
-    from sandmle.benchmarks.synthetic import packs
-    from sandmle.benchmarks.synthetic.pipeline import MAX_ATTEMPTS, write_json
-    from sandmle.benchmarks.synthetic.secret import (
-        check_secret,
-        new_secret,
-        salt_words,
-        write_secret,
-    )
-    from sandmle.harness.pack import write_manifest
-
-    out.mkdir(parents=True, exist_ok=True)
-    secret = spec.secret if spec.secret is not None else new_secret()
-    check_secret(secret)
-    write_secret(out, secret)
-    write_json(dna, out / "generation" / "seed_dna.json")
-    options = {"model": model}
-    salt = salt_words(secret)
-    jobs = [
-        (dna, i, spec.seed, out, spec.backend, MAX_ATTEMPTS, options, salt) for i in range(spec.n)
-    ]
-    outcomes = packs._run(jobs, 1, progress)  # one conversation at a time
-    outcomes = packs._transfer_gate(out, jobs, outcomes)
-    write_manifest(packs._manifest(spec, outcomes), out)
-    return outcomes

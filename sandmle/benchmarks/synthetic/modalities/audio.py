@@ -24,47 +24,36 @@ learner sees a pooled log spectrogram.
 
 from __future__ import annotations
 
-import io
-import wave
-from typing import TYPE_CHECKING, Any
-
 import numpy as np
-import pandas as pd
-from scipy import signal as sps
 
+from sandmle.benchmarks.media import pcm16, wav_bytes
 from sandmle.benchmarks.synthetic import targets as tg
-from sandmle.benchmarks.synthetic.blueprint import Blueprint
-from sandmle.benchmarks.synthetic.developer import (
-    DevelopedTask,
-    HiddenRule,
-    file_rows_task,
-    make_ids,
-)
+from sandmle.benchmarks.synthetic.artifacts import DevelopedTask, HiddenRule
+from sandmle.benchmarks.synthetic.blueprint import Blueprint, TaskRequest
 from sandmle.benchmarks.synthetic.domains import DomainPool
+from sandmle.benchmarks.synthetic.modalities.audio_calls import (
+    FAMILY,
+    PATTERNS,
+    Call,
+    bandpass,
+    call_wave,
+)
+from sandmle.benchmarks.synthetic.modalities.audio_features import (
+    AUDIO_DIR,
+    features,
+    structure_features,
+)
+from sandmle.benchmarks.synthetic.modalities.contract import Modality
+from sandmle.benchmarks.synthetic.planning import Params, draw_domain, draw_noise, new_blueprint
+from sandmle.benchmarks.synthetic.rows import file_rows_task, make_ids
+from sandmle.benchmarks.synthetic.streams import STRATEGIST, role_rng
 
-if TYPE_CHECKING:  # the strategist imports the modalities lazily: no cycle at run time
-    from sandmle.benchmarks.synthetic.strategist import TaskRequest
-
-PATTERNS = ("upsweep", "downsweep", "tone", "trill", "warble", "double", "chord", "clicks")
 BACKGROUNDS = ("hiss", "rumble", "babble")
-# Spectral footprint of each pattern: the whole band, its centre, or its edges.
-FAMILY = {
-    "upsweep": "band",
-    "downsweep": "band",
-    "warble": "band",
-    "clicks": "band",
-    "tone": "centre",
-    "trill": "centre",
-    "double": "centre",
-    "chord": "edges",
-}
-AUDIO_DIR = "audio"
 SAMPLE_RATES = (2000, 3000)
 SECONDS = (1.0, 1.25)
 TRAIN_ROWS = (300, 450)
 TEST_ROWS = (550, 850)
-PITCH_SHIFTS = (0.92, 1.0, 1.08)
-FRAME, HOP = 64, 32  # spectrogram frames: 32 ms at 2 kHz, half overlapping
+
 POOLS = (
     DomainPool(
         "reef-hydrophones",
@@ -114,13 +103,11 @@ POOLS = (
 
 def plan(request: TaskRequest, backend: str) -> Blueprint:
     """Blueprint: a pool, clip length and rate, the call<->class mapping and the background."""
-    from sandmle.benchmarks.synthetic.strategist import _domain, _noise, new_blueprint, role_rng
-
-    rng = role_rng(request.entropy, 0)
+    rng = role_rng(request.entropy, STRATEGIST)
     dna = request.dna
     pool = POOLS[int(rng.integers(len(POOLS)))]
-    noise = _noise(dna, rng)
-    params: dict[str, float | int | str] = {
+    noise = draw_noise(dna, rng)
+    params: Params = {
         "sample_rate": int(rng.choice(SAMPLE_RATES)),
         "seconds": float(rng.choice(SECONDS)),
     }
@@ -129,7 +116,7 @@ def plan(request: TaskRequest, backend: str) -> Blueprint:
     n_test = int(rng.integers(*TEST_ROWS)) + (250 if many else 0)
     calls = ",".join(str(p) for p in rng.permutation(PATTERNS))
     form = [f"calls={calls}", f"background={rng.choice(BACKGROUNDS)}"]
-    domain = _domain(dna, pool, noise, rng)
+    domain = draw_domain(dna, pool, noise, rng)
     return new_blueprint(request, backend, domain, noise, (n_train, n_test), params, form)
 
 
@@ -158,13 +145,13 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
     clips = [_clip(row, length, rate, background, rng) for row in plan_rows]
     y, oracle = _observe(bp, truth, rng)
     ids = make_ids(bp.dna.id_scheme, n, rng, prefix="clip")
-    files = {f"{AUDIO_DIR}/{ids[i]}.wav": wav_bytes(clips[i], rate) for i in range(n)}
+    files = {f"{AUDIO_DIR}/{ids[i]}.wav": wav_bytes(pcm16(clips[i]), rate) for i in range(n)}
     return file_rows_task(bp, rule, ids, y, oracle, files)
 
 
 def _class_calls(
     bp: Blueprint, mapping: list[str], rate: int, rng: np.random.Generator
-) -> list[dict[str, Any]]:
+) -> list[Call]:
     """The class-bearing patterns (binary: the target, then its two look-alikes), all in one
     shared band with their own lengths: telling them apart takes their time-frequency shape."""
     k = 3 if bp.dna.task_type == "binary" else bp.dna.n_outputs
@@ -199,16 +186,16 @@ def _band(nyquist: float, rng: np.random.Generator) -> tuple[float, float]:
 def _plan(
     bp: Blueprint,
     mapping: list[str],
-    calls: list[dict[str, Any]],
+    calls: list[Call],
     rate: int,
     rng: np.random.Generator,
-) -> tuple[np.ndarray, list[list[dict[str, Any]]], HiddenRule]:
+) -> tuple[np.ndarray, list[list[Call]], HiddenRule]:
     """True targets and, per clip, the calls to play."""
     n, k, task = bp.n_train + bp.n_test, bp.dna.n_outputs, bp.dna.task_type
     used = {c["pattern"] for c in calls}
     spare = [p for p in mapping if p not in used]
 
-    def distract() -> list[dict[str, Any]]:
+    def distract() -> list[Call]:
         """A spare pattern, half the time in the classes' band."""
         if not spare or rng.random() >= 0.4:
             return []
@@ -235,14 +222,14 @@ def _plan(
     raise ValueError(f"audio tasks do not support task type {task!r}")
 
 
-def _rule(kind: str, summary: str, calls: list[dict[str, Any]]) -> HiddenRule:
+def _rule(kind: str, summary: str, calls: list[Call]) -> HiddenRule:
     """``calls``: the class-bearing calls (binary: the target, then its look-alikes)."""
-    structure: dict[str, Any] = {"kind": kind, "calls": [dict(c) for c in calls]}
+    structure: dict[str, object] = {"kind": kind, "calls": [dict(c) for c in calls]}
     return HiddenRule(kind=f"audio-{kind}", summary=summary, params={"structure": structure})
 
 
 def _clip(
-    calls: list[dict[str, Any]],
+    calls: list[Call],
     length: int,
     rate: int,
     background: str,
@@ -262,54 +249,16 @@ def _clip(
     return out / (np.abs(out).max() or 1.0) * 0.8
 
 
-def call_wave(
-    pattern: str, low: float, high: float, n: int, rate: int, rng: np.random.Generator
-) -> np.ndarray:
-    """One call of ``n`` samples, unit amplitude, with soft edges."""
-    t = np.arange(n) / rate
-    span = n / rate
-    mid = (low + high) / 2
-    if pattern in ("upsweep", "downsweep"):
-        start, end = (low, high) if pattern == "upsweep" else (high, low)
-        phase = 2 * np.pi * (start * t + (end - start) * t**2 / (2 * span))
-        wave_ = np.sin(phase)
-    elif pattern == "tone":
-        wave_ = np.sin(2 * np.pi * mid * t)
-    elif pattern == "trill":  # a tone switched on and off 12 times a second
-        wave_ = np.sin(2 * np.pi * mid * t) * (np.sin(2 * np.pi * 12 * t) > 0)
-    elif pattern == "warble":  # vibrato across the band
-        depth = (high - low) / 2
-        phase = 2 * np.pi * mid * t - depth / 8 * np.cos(2 * np.pi * 8 * t)
-        wave_ = np.sin(phase)
-    elif pattern == "double":  # two short notes with a gap
-        wave_ = np.sin(2 * np.pi * mid * t) * ((t < span * 0.35) | (t > span * 0.65))
-    elif pattern == "chord":  # the band's two edges at once
-        wave_ = 0.5 * (np.sin(2 * np.pi * low * t) + np.sin(2 * np.pi * high * t))
-    else:  # clicks: short noise bursts filtered to the band, 25 a second
-        burst = (np.arange(n) % max(1, rate // 25)) < max(2, rate // 400)
-        wave_ = _bandpass(rng.standard_normal(n) * burst, low, high, rate) * 3
-    return wave_ * sps.windows.tukey(n, 0.2)
-
-
 def _background(kind: str, length: int, rate: int, rng: np.random.Generator) -> np.ndarray:
     level = float(rng.uniform(0.25, 0.6))
     noise = rng.standard_normal(length)
     if kind == "rumble":  # low-frequency weighted noise, like wind or engines
-        noise = noise + 2.0 * _bandpass(rng.standard_normal(length), 20, rate / 10, rate)
+        noise = noise + 2.0 * bandpass(rng.standard_normal(length), 20, rate / 10, rate)
     elif kind == "babble":  # faint tones at random pitches
         for _ in range(int(rng.integers(2, 5))):
             f = float(rng.uniform(0.05, 0.45)) * rate
             noise += 0.5 * np.sin(2 * np.pi * f * np.arange(length) / rate + rng.uniform(0, 6))
     return level * noise
-
-
-def _bandpass(x: np.ndarray, low: float, high: float, rate: int) -> np.ndarray:
-    """``x`` with every frequency outside [low, high] removed (FFT mask: no filter design per
-    clip, which would dominate the generation time)."""
-    spectrum = np.fft.rfft(x)
-    freqs = np.fft.rfftfreq(len(x), 1 / rate)
-    spectrum[(freqs < low) | (freqs > high)] = 0
-    return np.fft.irfft(spectrum, n=len(x))
 
 
 def _observe(
@@ -318,132 +267,10 @@ def _observe(
     return tg.observe_labels(bp, truth, rng)
 
 
-# ---------------------------------------------------------------- files
-
-
-def wav_bytes(samples: np.ndarray, rate: int) -> bytes:
-    """16-bit PCM mono WAV (the standard library's writer: no timestamps, stable bytes)."""
-    pcm = np.clip(np.round(samples * 32767), -32768, 32767).astype("<i2")
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as handle:
-        handle.setnchannels(1)
-        handle.setsampwidth(2)
-        handle.setframerate(rate)
-        handle.writeframes(pcm.tobytes())
-    return buffer.getvalue()
-
-
-def read_wav(data: bytes) -> tuple[np.ndarray, int]:
-    """Samples in [-1, 1] and the sample rate of a 16-bit PCM WAV."""
-    with wave.open(io.BytesIO(data), "rb") as handle:
-        rate, frames = handle.getframerate(), handle.readframes(handle.getnframes())
-    return np.frombuffer(frames, dtype="<i2").astype(np.float64) / 32768, rate
-
-
-# ---------------------------------------------------------------- learners' features
-
-
-def spectrogram(clips: np.ndarray) -> np.ndarray:
-    """Log power per (clip, frequency bin, frame): Hann frames of FRAME samples, hop HOP;
-    each frequency row minus the clip's median level (the noise floor)."""
-    starts = np.arange(0, clips.shape[1] - FRAME + 1, HOP)
-    frames = clips[:, starts[:, None] + np.arange(FRAME)] * np.hanning(FRAME)
-    power = np.abs(np.fft.rfft(frames, axis=2)) ** 2
-    logp = np.log(power + 1e-8).transpose(0, 2, 1)
-    return logp - np.median(logp, axis=(1, 2), keepdims=True)
-
-
-def _stack(files: Any, ids: pd.Series) -> tuple[np.ndarray, int]:
-    clips, rate = zip(*(read_wav(files[f"{AUDIO_DIR}/{value}.wav"]) for value in ids), strict=True)
-    return np.stack(clips), int(rate[0])
-
-
-def features(bp: Blueprint, task: Any) -> tuple[np.ndarray, np.ndarray]:
-    """A first notebook's view: the log spectrogram pooled to a coarse grid, plus each
-    frequency bin's mean and peak over time."""
-    column = bp.domain.id_column
-    return (
-        pooled_spectrogram(_stack(task.files, task.train[column])[0]),
-        pooled_spectrogram(_stack(task.files, task.test[column])[0]),
-    )
-
-
-def pooled_spectrogram(
-    clips: np.ndarray, freq_groups: int = 11, time_groups: int = 5
-) -> np.ndarray:
-    spec = spectrogram(clips)
-    n, bins, frames = spec.shape
-    f_edges = np.linspace(0, bins, freq_groups + 1).astype(int)
-    t_edges = np.linspace(0, frames, time_groups + 1).astype(int)
-    grid = [
-        spec[:, f_edges[i] : f_edges[i + 1], t_edges[j] : t_edges[j + 1]].mean(axis=(1, 2))
-        for i in range(freq_groups)
-        for j in range(time_groups)
-    ]
-    return np.column_stack([*grid, spec.mean(axis=2), spec.max(axis=2)])
-
-
-def structure_features(bp: Blueprint, rule: HiddenRule, data: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Per class call: the best match of its time-frequency template, how much of the clip
-    matches, and the peak energy in its band."""
-    calls = rule.params["structure"]["calls"]
-    column = bp.domain.id_column
-
-    def encode(ids: pd.Series) -> np.ndarray:
-        clips, rate = _stack(data.files, ids)
-        return call_matches(spectrogram(clips), calls, rate)
-
-    return encode(data.train[column]), encode(data.test[column])
-
-
-BANK_BANDS = (0.1, 0.25, 0.4, 0.55, 0.7)
-"""Low edges (share of the Nyquist frequency) of the call bank's bands, each 0.2 wide."""
-
-
-def call_bank_features(files: Any, ids: pd.Series) -> np.ndarray:
-    """Matches of every call pattern at a fixed set of relative bands: one feature space for
-    all audio tasks whatever their rate or mapping (the transfer gate's input)."""
-    clips, rate = _stack(files, ids)
-    nyquist = rate / 2
-    bank = [
-        {"pattern": p, "low": b * nyquist, "high": (b + 0.2) * nyquist, "length": 0.33}
-        for p in PATTERNS
-        for b in BANK_BANDS
-    ]
-    return call_matches(spectrogram(clips), bank, rate)
-
-
-def call_matches(spec: np.ndarray, calls: list[dict[str, Any]], rate: int) -> np.ndarray:
-    """Per call and pitch (x0.92, x1, x1.08): best template match and the mean of the top
-    three; plus the peak energy in the call's band."""
-    columns = []
-    frames = spec.shape[2]
-    size = 2 * frames  # room for any template no longer than the clip: no wrap-around
-    spec_f = np.fft.rfft(spec, n=size, axis=2)  # once per stack, reused by every template
-    freqs = np.arange(spec.shape[1]) * rate / FRAME
-    for call in calls:
-        for shift in PITCH_SHIFTS:
-            template = _template(call, rate, spec.shape[1], shift)[:, :frames]
-            width = template.shape[1]
-            kernel = np.fft.rfft(template[:, ::-1], n=size, axis=1)
-            full = np.fft.irfft(np.einsum("nfk,fk->nk", spec_f, kernel), n=size, axis=1)
-            response = full[:, width - 1 : frames]  # template wholly inside the clip
-            columns += [response.max(axis=1), np.sort(response, axis=1)[:, -3:].mean(axis=1)]
-        band = (freqs >= float(call["low"]) * 0.9) & (freqs <= float(call["high"]) * 1.1)
-        columns.append(spec[:, band, :].mean(axis=1).max(axis=1))
-    return np.column_stack(columns)
-
-
-def _template(call: dict[str, Any], rate: int, bins: int, shift: float = 1.0) -> np.ndarray:
-    """The call's spectrogram at its central length and a pitch, zero-mean and unit-norm."""
-    n = int(float(call["length"]) * rate)
-    low, high = float(call["low"]) * shift, float(call["high"]) * shift
-    clip = call_wave(str(call["pattern"]), low, high, n, rate, np.random.default_rng(0))
-    padded = np.concatenate([np.zeros(FRAME), clip, np.zeros(FRAME)])
-    starts = np.arange(0, len(padded) - FRAME + 1, HOP)
-    frames = padded[starts[:, None] + np.arange(FRAME)] * np.hanning(FRAME)
-    power = (np.abs(np.fft.rfft(frames, axis=1)) ** 2).T
-    t = np.log1p(power / (power.max() or 1.0) * 100)
-    assert t.shape[0] == bins
-    t = t - t.mean()
-    return t / (np.linalg.norm(t) or 1.0)
+MODALITY = Modality(
+    name="audio",
+    build=build,
+    features=features,
+    structure_features=structure_features,
+    plan=plan,
+)

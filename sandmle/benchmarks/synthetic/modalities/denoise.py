@@ -13,12 +13,8 @@ The hidden rule is the degradation, composed from the strategist's form: ``stain
 dark blotches), ``blur`` (a Gaussian point spread), ``salt-pepper`` (impulse pixels) and
 ``gradient`` (uneven illumination), always over sensor noise.
 
-``rule.params["structure"]`` records the degradation kinds (not their strengths): the
-structure-aware learner builds the matching restoration features (impulse repair; under
-stains or uneven light, the page divided by the light on its paper and scaled back to its
-best-lit paper; sharpening; the page's ink and paper levels times its ink/paper masks) and
-fits a ridge on them; the generic learner fits a ridge or gradient boosting on each pixel's
-3x3 neighbourhood, chosen by cross-validation over folds of whole pages.
+``rule.params["structure"]`` records the degradation kinds (not their strengths); the
+learners and their restoration features are in :mod:`.denoise_features`.
 
 The description is the Technical Writer's (:mod:`..writer`), from this module's
 :func:`description_specifics`; it says nothing about the degradation.
@@ -26,26 +22,30 @@ The description is the Technical Writer's (:mod:`..writer`), from this module's
 
 from __future__ import annotations
 
-import io
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pandas as pd
-from PIL import Image
 from scipy import ndimage
 
-from sandmle.benchmarks.synthetic.blueprint import Blueprint, MutatedDomain
-from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids
+from sandmle.benchmarks.media import png_bytes
+from sandmle.benchmarks.synthetic.artifacts import DevelopedTask, HiddenRule, Specifics
+from sandmle.benchmarks.synthetic.blueprint import Blueprint, MutatedDomain, TaskRequest
 from sandmle.benchmarks.synthetic.domains import DomainPool
-
-if TYPE_CHECKING:
-    from sandmle.benchmarks.synthetic.writer import Specifics
+from sandmle.benchmarks.synthetic.modalities.contract import Modality
+from sandmle.benchmarks.synthetic.modalities.denoise_features import (
+    features,
+    ladder,
+    structure_features,
+)
+from sandmle.benchmarks.synthetic.planning import Params, draw_noise, new_blueprint
+from sandmle.benchmarks.synthetic.rows import make_ids
+from sandmle.benchmarks.synthetic.streams import STRATEGIST, role_rng
 
 NOISES = ("stains", "blur", "salt-pepper", "gradient")
 WIDE_NOISES = ("stains", "gradient")
 FOLDERS = ("train", "train_cleaned", "test")
 SIZES = (16, 20, 24)
 GLYPH_H, GLYPH_W = 5, 3
+
 POOLS = (
     DomainPool("archive-scans", "Archive Scan Cleanup", "scanned archive page", (), (), ""),
     DomainPool("receipt-restoration", "Faded Receipt Restoration", "receipt scan", (), (), ""),
@@ -59,13 +59,11 @@ COLUMNS = ("image", "row", "col")
 # ---------------------------------------------------------------- planning
 
 
-def plan(request, backend: str) -> Blueprint:
+def plan(request: TaskRequest, backend: str) -> Blueprint:
     """Blueprint for a denoising task: image size and counts, the degradation kinds (form)."""
-    from sandmle.benchmarks.synthetic.strategist import _noise, new_blueprint, role_rng
-
-    rng = role_rng(request.entropy, 0)
+    rng = role_rng(request.entropy, STRATEGIST)
     pool = POOLS[int(rng.integers(len(POOLS)))]
-    noise = _noise(request.dna, rng)
+    noise = draw_noise(request.dna, rng)
     size = int(rng.choice(SIZES))
     per_image = size * size
     n_train_images = int(rng.integers(8, 15))
@@ -85,7 +83,11 @@ def plan(request, backend: str) -> Blueprint:
         unit="grey level in [0, 1]",
     )
     sizes = (n_train_images * per_image, n_test_images * per_image)
-    params = {"size": size, "n_train_images": n_train_images, "n_test_images": n_test_images}
+    params: Params = {
+        "size": size,
+        "n_train_images": n_train_images,
+        "n_test_images": n_test_images,
+    }
     form = sorted(str(c) for c in chosen)
     return new_blueprint(request, backend, domain, noise, sizes, params, form)
 
@@ -95,7 +97,7 @@ def plan(request, backend: str) -> Blueprint:
 
 def _alphabet(rng: np.random.Generator, n: int = 12) -> np.ndarray:
     """``n`` random 3x5 glyph bitmaps, each with enough ink to read."""
-    glyphs = []
+    glyphs: list[np.ndarray] = []
     while len(glyphs) < n:
         glyph = rng.random((GLYPH_H, GLYPH_W)) < 0.5
         if 5 <= glyph.sum() <= 11:
@@ -160,12 +162,6 @@ def _to_uint8(values: np.ndarray) -> np.ndarray:
     return np.clip(np.round(values * 255), 0, 255).astype(np.uint8)
 
 
-def _png(pixels: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
 def pixel_frame(stem: str, size: int) -> pd.DataFrame:
     """One row per pixel of image ``stem``, row-major, with 1-based rows and columns."""
     rows, cols = np.mgrid[1 : size + 1, 1 : size + 1]
@@ -194,9 +190,9 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
         clean = _to_uint8(render + rng.normal(0, texture, render.shape))
         noisy = _to_uint8(_degrade(render, kinds, strength, rng))
         split = "train" if i < n_train else "test"
-        files[f"{split}/{stem}.png"] = _png(noisy)
+        files[f"{split}/{stem}.png"] = png_bytes(noisy)
         if split == "train":
-            files[f"train_cleaned/{stem}.png"] = _png(clean)
+            files[f"train_cleaned/{stem}.png"] = png_bytes(clean)
         frames.append(pixel_frame(stem, size))
         values.append(np.round(clean.ravel() / 255, 6))
         oracle.append(render.ravel())
@@ -226,152 +222,12 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
     )
 
 
-# ---------------------------------------------------------------- features
-
-
-def _images(files, frame: pd.DataFrame, folder: str) -> dict[int, np.ndarray]:
-    out = {}
-    for stem in pd.unique(frame["image"]):
-        raw = files[f"{folder}/{int(stem)}.png"]
-        out[int(stem)] = np.asarray(Image.open(io.BytesIO(raw)), dtype=np.float64) / 255
-    return out
-
-
-def _per_pixel(frame: pd.DataFrame, maps: dict[int, list[np.ndarray]]) -> np.ndarray:
-    """Stack each image's feature maps and read them at the frame's pixels, in row order."""
-    out = np.empty((len(frame), len(next(iter(maps.values())))))
-    image = frame["image"].to_numpy()
-    row, col = frame["row"].to_numpy() - 1, frame["col"].to_numpy() - 1
-    for stem, layers in maps.items():
-        at = image == stem
-        out[at] = np.column_stack([layer[row[at], col[at]] for layer in layers])
-    return out
-
-
-def neighbourhood(page: np.ndarray) -> list[np.ndarray]:
-    """The 3x3 neighbourhood of every pixel (edges repeated), one map per offset."""
-    padded = np.pad(page, 1, mode="edge")
-    h, w = page.shape
-    return [padded[dy : dy + h, dx : dx + w] for dy in range(3) for dx in range(3)]
-
-
-def features(bp: Blueprint, task) -> tuple[np.ndarray, np.ndarray]:
-    """Generic: each pixel's noisy 3x3 neighbourhood (a learned linear filter)."""
-
-    def encode(frame: pd.DataFrame, folder: str) -> np.ndarray:
-        pages = _images(task.files, frame, folder)
-        return _per_pixel(frame, {k: neighbourhood(v) for k, v in pages.items()})
-
-    return encode(task.train, "train"), encode(task.test, "test")
-
-
-def restoration_maps(page: np.ndarray, kinds: list[str]) -> list[np.ndarray]:
-    """Features that undo the named degradations: impulses median-filtered; under uneven
-    light or stains, the page divided by the light on its paper and scaled back by its
-    best-lit paper, so a pixel reads in the page's own grey levels; sharpened (blur). The
-    page's ink and paper levels and the ink/paper masks times those levels let a ridge
-    write a pixel as ink or paper of its own page."""
-    base = _unimpulse(page) if "salt-pepper" in kinds else page
-    if {"gradient", "stains"} & set(kinds):
-        light = paper_light(base)
-    else:
-        light = np.full(page.shape, float(np.quantile(base, 0.9)))
-    paper = float(np.quantile(light, 0.98))
-    even = base / np.maximum(light, 0.03) * paper
-    ink = float(np.quantile(even, 0.05))
-    maps = neighbourhood(even) + [np.full(page.shape, ink), np.full(page.shape, paper)]
-    sharp = even
-    if "blur" in kinds:
-        sharp = even + 1.5 * (even - ndimage.gaussian_filter(even, 1.0, mode="nearest"))
-        maps.append(sharp)
-    masks = [(sharp < t * paper).astype(float) for t in (0.5, 0.65, 0.8)]
-    return maps + [m * ink for m in masks] + [(1 - m) * paper for m in masks]
-
-
-def paper_light(base: np.ndarray) -> np.ndarray:
-    """The light falling on the paper: a local average of the pixels classed as paper
-    (brighter than halfway to the page's ink), refined from a first local-percentile guess.
-    A local maximum would be biased by the sensor noise, and by a lot on these small pages."""
-    window = max(7, base.shape[0] // 3)
-    local = ndimage.percentile_filter(base, 75, size=window, mode="nearest")
-    light = ndimage.gaussian_filter(local, 1.5, mode="nearest")
-    for _ in range(3):
-        contrast = base / np.maximum(light, 0.03)
-        paper = (contrast > 0.5 * (1 + np.quantile(contrast, 0.05))).astype(float)
-        num = ndimage.gaussian_filter(base * paper, 1.5, mode="nearest")
-        den = ndimage.gaussian_filter(paper, 1.5, mode="nearest")
-        light = np.where(den > 1e-3, num / np.maximum(den, 1e-3), light)
-    return light
-
-
-def _unimpulse(page: np.ndarray) -> np.ndarray:
-    """Impulses are pure black or white: each becomes the median of its other neighbours."""
-    impulse = (page <= 0.0) | (page >= 1.0)
-    masked = np.where(impulse, np.nan, page)
-    with np.errstate(all="ignore"):
-        fill = ndimage.generic_filter(masked, _nanmedian, size=3, mode="nearest")
-    fill = np.where(np.isnan(fill), np.nanmedian(masked), fill)
-    return np.where(impulse, fill, page)
-
-
-def _nanmedian(values: np.ndarray) -> float:
-    kept = values[~np.isnan(values)]
-    return float(np.median(kept)) if kept.size else float("nan")
-
-
-def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarray, np.ndarray]:
-    kinds = list(rule.params["structure"]["kinds"])
-
-    def encode(frame: pd.DataFrame, folder: str) -> np.ndarray:
-        pages = _images(data.files, frame, folder)
-        return _per_pixel(frame, {k: restoration_maps(v, kinds) for k, v in pages.items()})
-
-    return encode(data.train, "train"), encode(data.test, "test")
-
-
-def ladder(bp: Blueprint, rule: HiddenRule, data) -> dict[str, np.ndarray]:
-    """Constant (mean grey), generic (ridge or gradient boosting on each pixel's 3x3
-    neighbourhood, chosen by 3-fold CV over whole pages), structure (a ridge on the
-    restoration features of the rule's degradation kinds)."""
-    from sklearn.ensemble import HistGradientBoostingRegressor
-    from threadpoolctl import threadpool_limits
-
-    from sandmle.benchmarks.synthetic.learners import _best, _ridge
-
-    y = data.train["value"].to_numpy(dtype=np.float64)
-    pages = data.train["image"].to_numpy()
-    out = {"constant": np.full((len(data.test), 1), float(y.mean()))}
-
-    def boost() -> HistGradientBoostingRegressor:
-        return HistGradientBoostingRegressor(max_iter=100, random_state=0)
-
-    with threadpool_limits(1):
-        x, x_test = features(bp, data)
-        # folds of whole pages: pixels of one page share its levels
-        model = _best([_ridge(0.3), _ridge(10.0), boost()], x, y, "value", 0, groups=pages)
-        out["generic"] = np.clip(model.fit(x, y).predict(x_test), 0, 1)[:, None]
-        if "structure" in rule.params:
-            s, s_test = structure_features(bp, rule, data)
-            # a ridge: the features already restore the page; boosting splits on the page-level
-            # levels, i.e. memorises the 8-14 training pages, and scored worse on new pages
-            out["structure"] = np.clip(_ridge(1.0).fit(s, y).predict(s_test), 0, 1)[:, None]
-    return out
-
-
-def noisy_copy(data) -> np.ndarray:
-    """Each test pixel's noisy value: the do-nothing baseline."""
-    pages = _images(data.files, data.test, "test")
-    return _per_pixel(data.test, {k: [v] for k, v in pages.items()})
-
-
 # ---------------------------------------------------------------- description
 
 
 def description_specifics(bp: Blueprint, task: DevelopedTask, sample: pd.DataFrame) -> Specifics:
     """What the writer states exactly for a denoising task (it draws the wording); nothing
     about the degradation: which kinds a task has is its hidden rule."""
-    from sandmle.benchmarks.synthetic.writer import Specifics
-
     size = int(bp.params["size"])
     n_train, n_test = int(bp.params["n_train_images"]), int(bp.params["n_test_images"])
     entity = bp.domain.entity
@@ -439,3 +295,14 @@ def description_specifics(bp: Blueprint, task: DevelopedTask, sample: pd.DataFra
             "their context.",
         ),
     )
+
+
+MODALITY = Modality(
+    name="image-to-image",
+    build=build,
+    features=features,
+    structure_features=structure_features,
+    plan=plan,
+    ladder=ladder,
+    describe=description_specifics,
+)

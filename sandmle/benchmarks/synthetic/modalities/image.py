@@ -12,20 +12,21 @@ structure-aware learner matches each shape's template against the image.
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 from PIL import Image, ImageDraw
 from scipy import ndimage, signal
 
+from sandmle.benchmarks.media import png_bytes
 from sandmle.benchmarks.synthetic import targets as tg
+from sandmle.benchmarks.synthetic.artifacts import DevelopedTask, HiddenRule, PublicData
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
-from sandmle.benchmarks.synthetic.developer import (
-    DevelopedTask,
-    HiddenRule,
-    file_rows_task,
-    make_ids,
-)
+from sandmle.benchmarks.synthetic.modalities.contract import Matrices, Modality
+from sandmle.benchmarks.synthetic.rows import file_rows_task, make_ids
+
+Box = tuple[int, int, int, int]
 
 SHAPES = ("circle", "square", "triangle", "cross", "ring", "bar")
 ALL_SHAPES = (*SHAPES, "diamond", "frame")
@@ -40,7 +41,7 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
     pixels, coverage = zip(*(_scene(size, shapes, rng) for shapes in draw_plan), strict=True)
     y, oracle = _observe(bp, truth, np.array(coverage), rng)
     ids = make_ids(bp.dna.id_scheme, n, rng, prefix="img")
-    files = {f"{IMAGE_DIR}/{ids[i]}.png": _png(pixels[i]) for i in range(n)}
+    files = {f"{IMAGE_DIR}/{ids[i]}.png": png_bytes(pixels[i]) for i in range(n)}
     return file_rows_task(bp, rule, ids, y, oracle, files)
 
 
@@ -53,7 +54,7 @@ def _mapping(bp: Blueprint) -> list[str]:
 
 def _plan(
     bp: Blueprint, mapping: list[str], n: int, rng: np.random.Generator
-) -> tuple[np.ndarray, list, HiddenRule]:
+) -> tuple[np.ndarray, list[list[str]], HiddenRule]:
     """True targets and, per image, the shapes to draw."""
     k, task = bp.dna.n_outputs, bp.dna.task_type
     spare = (
@@ -121,10 +122,10 @@ def _rule(kind: str, summary: str, shapes: list[str]) -> HiddenRule:
 
 def _scene(size: int, shapes: list[str], rng: np.random.Generator) -> tuple[np.ndarray, float]:
     """One tile: shapes on a noisy background (moderate contrast, so shapes stay legible)."""
-    return _render(size, shapes, rng, contrast=(60, 140), noise=(6, 20))
+    return render(size, shapes, rng, contrast=(60, 140), noise=(6, 20))
 
 
-def _render(
+def render(
     size: int,
     shapes: list[str],
     rng: np.random.Generator,
@@ -170,21 +171,15 @@ def _observe(
     return tg.observe_labels(bp, truth, rng)
 
 
-def _png(pixels: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
-def features(bp: Blueprint, task) -> tuple[np.ndarray, np.ndarray]:
+def features(bp: Blueprint, data: PublicData) -> Matrices:
     """Raw pixels at 16x16, scaled to [0, 1]."""
     column = bp.domain.id_column
-    return pixel_features(task.files, task.train[column]), pixel_features(
-        task.files, task.test[column]
+    return pixel_features(data.files, data.train[column]), pixel_features(
+        data.files, data.test[column]
     )
 
 
-def pixel_features(files, ids: pd.Series) -> np.ndarray:
+def pixel_features(files: Mapping[str, bytes], ids: pd.Series) -> np.ndarray:
     """Each id's image, resized to 16x16, as a row of pixels in [0, 1]."""
     rows = []
     for value in ids:
@@ -195,13 +190,13 @@ def pixel_features(files, ids: pd.Series) -> np.ndarray:
     return np.array(rows) / 255
 
 
-def shape_bank_features(files, ids: pd.Series, size: int) -> np.ndarray:
+def shape_bank_features(files: Mapping[str, bytes], ids: pd.Series, size: int) -> np.ndarray:
     """Template matches for every shape (not one task's mapping): comparable across tasks."""
     templates = [_template(shape, r, size) for shape in ALL_SHAPES for r in _radii(size, shape)]
     return _describe(_stack(files, ids), templates)
 
 
-def _stack(files, ids: pd.Series) -> np.ndarray:
+def _stack(files: Mapping[str, bytes], ids: pd.Series) -> np.ndarray:
     return np.stack(
         [
             np.asarray(Image.open(io.BytesIO(files[f"{IMAGE_DIR}/{value}.png"])), dtype=np.float64)
@@ -210,7 +205,7 @@ def _stack(files, ids: pd.Series) -> np.ndarray:
     )
 
 
-def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarray, np.ndarray]:
+def structure_features(bp: Blueprint, rule: HiddenRule, data: PublicData) -> Matrices:
     """Per shape of the mapping, the best template match; plus blob count and ink share."""
     shapes = rule.params["structure"]["shapes"]
     size = int(bp.params["size"])
@@ -247,7 +242,7 @@ def _template(shape: str, r: int, tile: int) -> np.ndarray:
 
 
 def _draw_at(
-    draw: ImageDraw.ImageDraw, shape: str, box, cx: int, cy: int, r: int, width: int
+    draw: ImageDraw.ImageDraw, shape: str, box: Box, cx: int, cy: int, r: int, width: int
 ) -> None:
     if shape in ("circle", "dot"):
         draw.ellipse(box, fill=255)
@@ -287,3 +282,8 @@ def _describe(stack: np.ndarray, templates: list[np.ndarray]) -> np.ndarray:
     return np.column_stack(
         [*matches, blobs, ink.mean(axis=(1, 2)), (smooth > 1.0).mean(axis=(1, 2))]
     )
+
+
+MODALITY = Modality(
+    name="image", build=build, features=features, structure_features=structure_features
+)

@@ -3,7 +3,8 @@
 As in Kaggle's recommendation competitions (H&M: MAP@12), ``train.csv`` has one row per user
 with profile columns and the space-separated ids of the items they took; a submission has one
 row per test user and up to k item ids, best first. The items form a catalogue whose ids are
-``domain.class_names``; they carry no public features.
+``domain.class_names``; they carry no public features (cells are written and read by
+:mod:`..ranked_cells`).
 
 The hidden rule reuses the tabular rule library: the strategist's form (linear terms plus some
 of a product, a step, a sine, a square, a group effect, missingness that carries signal) maps
@@ -17,20 +18,27 @@ fits per-item models on the one-hot profile columns.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import numpy as np
 import pandas as pd
 
 from sandmle.benchmarks.synthetic import targets as tg
-from sandmle.benchmarks.synthetic.blueprint import Blueprint, MutatedDomain
-from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids, split_rows
+from sandmle.benchmarks.synthetic.artifacts import DevelopedTask, HiddenRule
+from sandmle.benchmarks.synthetic.blueprint import Blueprint, MutatedDomain, TaskRequest
 from sandmle.benchmarks.synthetic.domains import CATEGORY_NAMES, DomainPool
 from sandmle.benchmarks.synthetic.modalities import tabular
-from sandmle.harness.grading.metrics import ranking_k
-
-if TYPE_CHECKING:  # the strategist imports the modalities lazily: no cycle at run time
-    from sandmle.benchmarks.synthetic.strategist import TaskRequest
+from sandmle.benchmarks.synthetic.modalities.contract import Modality
+from sandmle.benchmarks.synthetic.modalities.tabular_terms import (
+    N_LEVELS,
+    basis_matrix,
+    informative_frame,
+    rule_terms,
+    signal_missingness,
+    term_weights,
+    visible_frame,
+)
+from sandmle.benchmarks.synthetic.planning import draw_form, draw_noise, draw_size, new_blueprint
+from sandmle.benchmarks.synthetic.rows import make_ids, split_rows
+from sandmle.benchmarks.synthetic.streams import STRATEGIST, role_rng
 
 MAX_TAKEN = 6
 GROUPS = (3, 4, 5)
@@ -75,19 +83,11 @@ POOLS = (
 
 def plan(request: TaskRequest, backend: str) -> Blueprint:
     """Blueprint: a pool, profile columns, the item catalogue and the rule's form."""
-    from sandmle.benchmarks.synthetic.strategist import (
-        _form,
-        _noise,
-        _size,
-        new_blueprint,
-        role_rng,
-    )
-
-    rng = role_rng(request.entropy, 0)
+    rng = role_rng(request.entropy, STRATEGIST)
     dna = request.dna
     pool = POOLS[int(rng.integers(len(POOLS)))]
-    noise = _noise(dna, rng).model_copy(update={"n_correlated": 0, "n_irrelevant": 0})
-    n_train, n_test, params = _size(dna, rng)
+    noise = draw_noise(dna, rng).model_copy(update={"n_correlated": 0, "n_irrelevant": 0})
+    n_train, n_test, params = draw_size(dna, rng)
     params["groups"] = int(rng.choice(GROUPS))
     numeric = [str(c) for c in rng.permutation(pool.features)[: dna.n_numeric]]
     categorical = [str(c) for c in rng.permutation(CATEGORY_NAMES)[: dna.n_categorical]]
@@ -102,7 +102,7 @@ def plan(request: TaskRequest, backend: str) -> Blueprint:
         class_names=[f"{pool.classes[0]}_{n}" for n in numbers],
     )
     return new_blueprint(
-        request, backend, domain, noise, (n_train, n_test), params, _form(dna, rng)
+        request, backend, domain, noise, (n_train, n_test), params, draw_form(dna, rng)
     )
 
 
@@ -113,21 +113,21 @@ def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
     n, d, c = bp.n_train + bp.n_test, bp.dna.n_numeric, bp.dna.n_categorical
     x = rng.standard_normal((n, d))
     x[bp.n_train :, 0] += bp.noise.shift  # covariate shift on one profile column
-    cats = rng.integers(0, tabular.N_LEVELS, (n, c))
+    cats = rng.integers(0, N_LEVELS, (n, c))
     names = bp.domain.feature_columns
-    clean = tabular._informative_frame(bp, x, cats)
-    structure = tabular._structure(bp, names[:d], names[len(names) - c :], clean, rng)
-    missing = tabular._signal_missingness(structure, n, rng)
+    clean = informative_frame(bp, x, cats)
+    structure = rule_terms(bp, names[:d], names[len(names) - c :], clean, rng)
+    missing = signal_missingness(structure, n, rng)
     flags = {f"_miss_{col}": flag for col, flag in missing.items()}
-    basis = tabular.basis_matrix(clean.assign(**flags), structure)
+    basis = basis_matrix(clean.assign(**flags), structure)
     groups = int(bp.params["groups"])
-    weights = tabular._weights(structure, basis.shape[1], groups, rng)
+    weights = term_weights(structure, basis.shape[1], groups, rng)
     taste = basis @ weights
     taste = (taste - taste.mean(axis=0)) / (taste.std(axis=0) + 1e-9)
     appeal, item_group, popularity = _appeal(bp, taste, rng)
     taken = _take(bp, appeal, rng)
     ids = make_ids(bp.dna.id_scheme, n, rng, prefix=bp.domain.slug.split("-")[0][:3])
-    visible = tabular._visible(bp, x, clean, missing, rng)
+    visible = visible_frame(bp, x, clean, missing, rng)
     frame = pd.concat([ids.rename(bp.domain.id_column), visible], axis=1)
     train, test = split_rows(bp, frame)
     train = pd.concat([train, tg.train_label_frame(bp, taken[: bp.n_train])], axis=1)
@@ -170,46 +170,17 @@ def _take(bp: Blueprint, appeal: np.ndarray, rng: np.random.Generator) -> np.nda
     taken = np.zeros((n, n_items), dtype=np.int64)
     for row in range(n):
         taken[row, order[row, : count[row]]] = 1
-    for row in np.flatnonzero(rng.random(n) < bp.noise.label_noise):
-        drop = rng.choice(np.flatnonzero(taken[row]))
-        free = np.flatnonzero(taken[row] == 0)
-        taken[row, drop], taken[row, rng.choice(free)] = 0, 1
+    for noisy in np.flatnonzero(rng.random(n) < bp.noise.label_noise):
+        drop = rng.choice(np.flatnonzero(taken[noisy]))
+        free = np.flatnonzero(taken[noisy] == 0)
+        taken[noisy, drop], taken[noisy, rng.choice(free)] = 0, 1
     return taken
 
 
-# ---------------------------------------------------------------- targets and learners
-
-
-def cells(bp: Blueprint, taken: np.ndarray) -> list[str]:
-    """0/1 rows -> space-separated item ids (catalogue order)."""
-    items = np.array(bp.domain.class_names, dtype=object)
-    return [" ".join(items[np.flatnonzero(row)]) for row in np.asarray(taken)]
-
-
-def top_k_cells(bp: Blueprint, scores: np.ndarray) -> list[str]:
-    """Scores per item -> the k best item ids, best first (ties keep catalogue order)."""
-    k = ranking_k(bp.dna.metric) or 12
-    items = np.array(bp.domain.class_names, dtype=object)
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), axis=1, kind="stable")[:, :k]
-    return [" ".join(items[row]) for row in order]
-
-
-def encode(bp: Blueprint, values: pd.Series) -> np.ndarray:
-    """Space-separated item ids -> 0/1 matrix over the catalogue (unknown ids ignored)."""
-    index = {name: j for j, name in enumerate(bp.domain.class_names)}
-    out = np.zeros((len(values), len(index)), dtype=np.float64)
-    for row, cell in enumerate(values):
-        for item in str(cell).split() if isinstance(cell, str) else []:
-            if item in index:
-                out[row, index[item]] = 1.0
-    return out
-
-
-def features(bp: Blueprint, task: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The profile columns as a first notebook encodes them (see ``tabular.features``)."""
-    return tabular.features(bp, task)
-
-
-def structure_features(bp: Blueprint, rule: HiddenRule, data: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The rule's basis on the noisy public profile columns (see ``tabular``)."""
-    return tabular.structure_features(bp, rule, data)
+MODALITY = Modality(
+    name="ranking",
+    build=build,
+    features=tabular.features,  # the profile columns, as a first notebook encodes them
+    structure_features=tabular.structure_features,  # the rule's basis on the profile columns
+    plan=plan,
+)

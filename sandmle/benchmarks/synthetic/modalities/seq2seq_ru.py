@@ -165,7 +165,7 @@ def draw_token(cls: str, rng: np.random.Generator, abbreviations: list[str]) -> 
     if cls == "measure":
         return f"{int(rng.integers(1, 500))}{rng.choice(list(UNITS))}"
     if cls == "time":
-        return f"{int(rng.integers(0, 24))}:{int(rng.choice([0, 5, 10, 15, 30, 45, rng.integers(1, 60)])):02d}"
+        return f"{int(rng.integers(0, 24))}:{int(rng.choice([0, 5, 10, 15, 30, 45, int(rng.integers(1, 60))])):02d}"
     if cls == "letters":
         return "".join(rng.choice(list(LETTERS), int(rng.integers(2, 5))))
     return str(rng.choice(abbreviations))

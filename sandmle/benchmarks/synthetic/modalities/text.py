@@ -26,9 +26,11 @@ from scipy.special import softmax
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from sandmle.benchmarks.synthetic import targets as tg
+from sandmle.benchmarks.synthetic.artifacts import DevelopedTask, HiddenRule, PublicData
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
-from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids, split_rows
+from sandmle.benchmarks.synthetic.modalities.contract import Matrices, Modality
 from sandmle.benchmarks.synthetic.modalities.words import WORDS
+from sandmle.benchmarks.synthetic.rows import make_ids, split_rows
 
 FILLER = (
     "the a of and to in is was it for on with as at by from this that they we but not or "
@@ -175,15 +177,15 @@ def _mention(word: str, structure: dict[str, Any], counts: bool, rng: np.random.
     return word
 
 
-def features(bp: Blueprint, task) -> tuple[np.ndarray, np.ndarray]:
+def features(bp: Blueprint, data: PublicData) -> Matrices:
     """TF-IDF of words, fit on train: the standard first text baseline."""
     column = bp.domain.text_column
     vectorizer = TfidfVectorizer(min_df=2)
-    x_train = vectorizer.fit_transform(task.train[column]).toarray()
-    return x_train, vectorizer.transform(task.test[column]).toarray()
+    x_train = vectorizer.fit_transform(data.train[column]).toarray()
+    return x_train, vectorizer.transform(data.test[column]).toarray()
 
 
-def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarray, np.ndarray]:
+def structure_features(bp: Blueprint, rule: HiddenRule, data: PublicData) -> Matrices:
     """Per class: mentions that count for it, and mentions that count against it."""
     structure = rule.params["structure"]
     column = bp.domain.text_column
@@ -214,3 +216,8 @@ def _counts(text: str, structure: dict[str, Any]) -> list[float]:
                 good += 1
         row += [good, float(bad > 0)]
     return row
+
+
+MODALITY = Modality(
+    name="text", build=build, features=features, structure_features=structure_features
+)

@@ -16,8 +16,10 @@ import numpy as np
 import pandas as pd
 
 from sandmle.benchmarks.synthetic import targets as tg
+from sandmle.benchmarks.synthetic.artifacts import DevelopedTask, HiddenRule, PublicData
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
-from sandmle.benchmarks.synthetic.developer import DevelopedTask, HiddenRule, make_ids
+from sandmle.benchmarks.synthetic.modalities.contract import Matrices, Modality
+from sandmle.benchmarks.synthetic.rows import make_ids
 
 
 def build(bp: Blueprint, rng: np.random.Generator) -> DevelopedTask:
@@ -106,20 +108,20 @@ def curve(
     return np.maximum(mean, 0.5)
 
 
-def features(bp: Blueprint, task) -> tuple[np.ndarray, np.ndarray]:
+def features(bp: Blueprint, data: PublicData) -> Matrices:
     """Series one-hot, step, step modulo a week and the event flag: a first notebook's view."""
     day_col, flag_col = bp.domain.feature_columns
-    both = pd.concat([task.train, task.test], ignore_index=True)
+    both = pd.concat([data.train, data.test], ignore_index=True)
     parts = [
         pd.get_dummies(both[bp.domain.series_column], dtype=float),
         pd.get_dummies(both[day_col] % 7, prefix="dow", dtype=float),
         both[[day_col, flag_col]].astype(float),
     ]
     encoded = pd.concat(parts, axis=1).to_numpy(dtype=np.float64)
-    return encoded[: len(task.train)], encoded[len(task.train) :]
+    return encoded[: len(data.train)], encoded[len(data.train) :]
 
 
-def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarray, np.ndarray]:
+def structure_features(bp: Blueprint, rule: HiddenRule, data: PublicData) -> Matrices:
     """Per-series level and trend (and bend), the seasonal basis at the rule's period, the flag."""
     structure = rule.params["structure"]
     day_col, flag_col = bp.domain.feature_columns
@@ -144,3 +146,8 @@ def structure_features(bp: Blueprint, rule: HiddenRule, data) -> tuple[np.ndarra
         parts.append(series * np.cos(angle)[:, None])
     encoded = np.hstack(parts)
     return encoded[: len(data.train)], encoded[len(data.train) :]
+
+
+MODALITY = Modality(
+    name="time-series", build=build, features=features, structure_features=structure_features
+)

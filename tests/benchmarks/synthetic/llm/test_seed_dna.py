@@ -16,13 +16,8 @@ from typer.testing import CliRunner
 
 from sandmle.benchmarks.synthetic.cli import synth_app
 from sandmle.benchmarks.synthetic.llm.backend import LLMBackend
-from sandmle.benchmarks.synthetic.llm.seed_dna import (
-    SeedMaterial,
-    extract_dna,
-    generate_from_seed,
-    parse_dna,
-    read_seed,
-)
+from sandmle.benchmarks.synthetic.llm.from_seed import extract_dna, generate_from_seed
+from sandmle.benchmarks.synthetic.llm.seed_dna import SeedMaterial, parse_dna, read_seed
 from sandmle.benchmarks.synthetic.packs import PackSpec
 from sandmle.benchmarks.synthetic.sanity import check_task
 from sandmle.errors import SandmleError
