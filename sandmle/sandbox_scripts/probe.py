@@ -13,6 +13,10 @@ import os
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd  # the agent's Python may lack it: imported in `table` when it has it
 
 MAX_FILES = 40
 MAX_COLUMNS = 25
@@ -40,7 +44,7 @@ def tree(root: Path) -> list[str]:
     return lines
 
 
-def column_line(name: str, series) -> str:  # noqa: ANN001 - a pandas Series
+def column_line(name: str, series: pd.Series) -> str:
     missing = int(series.isna().sum())
     kind = str(series.dtype)
     if kind.startswith(("int", "float")):
@@ -68,7 +72,7 @@ def table(path: Path) -> list[str]:
     return lines
 
 
-def schema(value, depth: int = 0) -> str:  # noqa: ANN001 - any JSON value
+def schema(value: Any, depth: int = 0) -> str:
     if isinstance(value, dict) and depth < 2:
         inner = ", ".join(f"{k}: {schema(v, depth + 1)}" for k, v in list(value.items())[:10])
         return "{" + inner + "}"

@@ -11,8 +11,16 @@ behaves exactly as without the shim.
 
 from __future__ import annotations  # any python3 may run this: annotations stay text
 
+# _signal and marshal are loaded before any program's first line: importing them is free.
+import _signal  # type: ignore[import-not-found]  # a C module typeshed has no stub for
+import marshal
 import os
 import sys
+
+TYPE_CHECKING = False  # typing's flag without importing typing (mypy reads it by name)
+if TYPE_CHECKING:
+    import _socket
+    from typing import NoReturn
 
 CONNECT_TIMEOUT_S = 3.0
 READY_TIMEOUT_S = 600.0
@@ -26,7 +34,7 @@ RLIMITS = (
 SOCKET = "/opt/sandmle-warm/sock"  # warm.WARM_DIR + SOCKET_NAME, mounted by the sandbox
 
 
-def cold() -> None:
+def cold() -> NoReturn:
     """Become the real interpreter with the same arguments (sys.executable is its path)."""
     os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
 
@@ -38,8 +46,6 @@ def servable(args: list[str]) -> bool:
 
 def ignored_signals() -> list[int]:
     """Relayed signals this process inherited as ignored (e.g. SIGINT in a `&` job)."""
-    import _signal
-
     found = []
     for name in RELAYED:
         signum = getattr(_signal, name)
@@ -49,7 +55,6 @@ def ignored_signals() -> list[int]:
 
 
 def request() -> bytes:
-    import marshal
     import resource
 
     umask = os.umask(0)
@@ -67,7 +72,7 @@ def request() -> bytes:
     return len(data).to_bytes(4, "big") + data
 
 
-def handshake(payload: bytes):  # -> _socket.socket | None
+def handshake(payload: bytes) -> _socket.socket | None:
     import _socket
 
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -89,9 +94,7 @@ def handshake(payload: bytes):  # -> _socket.socket | None
     return conn
 
 
-def relay_signals(conn) -> None:
-    import _signal
-
+def relay_signals(conn: _socket.socket) -> None:
     def forward(signum: int, _frame: object) -> None:
         try:
             conn.sendall(b"S" + bytes([signum]))
@@ -104,10 +107,7 @@ def relay_signals(conn) -> None:
             _signal.signal(signum, forward)
 
 
-def wait_result(conn) -> None:
-    import _signal
-    import marshal
-
+def wait_result(conn: _socket.socket) -> NoReturn:
     data = b""
     while True:
         chunk = conn.recv(4096)

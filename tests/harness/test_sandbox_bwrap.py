@@ -32,6 +32,7 @@ from sandmle.harness.sandbox import (
     BwrapSandboxEnvironment,
     BwrapUnavailableError,
     SandboxLimits,
+    bwrap_config,
     host_isolation,
 )
 from sandmle.harness.sandbox import bwrap as bwrap_module
@@ -233,13 +234,13 @@ def test_user_other_than_agent_is_unsupported(run) -> None:
 
 
 def test_missing_bwrap_is_one_line_with_install_hint(monkeypatch, config: BwrapConfig) -> None:
-    bwrap_module._bwrap_path.cache_clear()
-    monkeypatch.setattr(bwrap_module.shutil, "which", lambda name: None)
+    bwrap_config.bwrap_path.cache_clear()
+    monkeypatch.setattr(bwrap_config.shutil, "which", lambda name: None)
     try:
         with pytest.raises(BwrapUnavailableError, match="apt-get install -y bubblewrap"):
             asyncio.run(BwrapSandboxEnvironment.sample_init("test", config, {}))
     finally:
-        bwrap_module._bwrap_path.cache_clear()
+        bwrap_config.bwrap_path.cache_clear()
 
 
 def test_cli_cleanup_removes_stray_sample(monkeypatch, tmp_path: Path) -> None:
@@ -525,7 +526,7 @@ def test_agent_python_comes_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from sandmle.harness.sandbox import runtime
-    from sandmle.harness.sandbox.bwrap import AGENT_PYTHON_ENV, BwrapConfig
+    from sandmle.harness.sandbox.bwrap_config import AGENT_PYTHON_ENV, BwrapConfig
 
     monkeypatch.delenv(AGENT_PYTHON_ENV, raising=False)
     built = runtime.find_runtime()

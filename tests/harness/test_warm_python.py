@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,12 +23,17 @@ from inspect_ai.util import OutputLimitExceededError
 from sandmle.harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, SandboxLimits
 from sandmle.harness.sandbox.warm import (
     LOG_NAME,
+    SERVER_SCRIPT,
+    SERVER_SOURCE,
     SHIM_DIR,
     SOCKET_NAME,
     WARM_DIR,
+    WARM_PACKAGE,
     WarmPythonConfig,
+    prepare_warm_dir,
 )
-from sandmle.sandbox_scripts import warm_client, warm_server
+from sandmle.sandbox_scripts import warm_client
+from sandmle.sandbox_scripts.warm_server import imports, request
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap not installed")
 
@@ -442,6 +446,24 @@ print(json.loads("[1]"), os.environ.get("LEAKED"), os.getcwd())
     assert out.stdout == "False False\n[1] None /home/agent/cases/leak\n"
 
 
+SERVER_TRACES = """
+import sys
+print(sorted(m for m in sys.modules if "warm" in m))
+print([p for p in sys.path if "sandmle-warm" in p])
+print([p for p in sys.path_importer_cache if "sandmle-warm" in p])
+import sandmle_warm
+print(sandmle_warm.__file__)
+"""
+
+
+def test_a_run_sees_nothing_of_the_server(sample: Sample) -> None:
+    """The server's own modules are not a run's: none in sys.modules or on its paths, and a
+    run's file named like the server's package is the one it imports."""
+    files = {"trace.py": SERVER_TRACES, "sandmle_warm.py": ""}
+    out = same_warm_and_cold(sample, "traces", ["python", "trace.py"], files=files)
+    assert out.stdout == "[]\n[]\n[]\n/home/agent/cases/traces/sandmle_warm.py\n"
+
+
 def test_random_state_differs_between_runs(sample: Sample) -> None:
     code = "import random, numpy\nprint(random.random(), numpy.random.rand())\n"
     outs = {run_case(sample, "rand", ["python", "-c", code], warm=True).stdout for _ in range(3)}
@@ -537,33 +559,34 @@ def f():
     import scipy.stats
 x = "import not_at_line_start"
 """
-    assert warm_server.referenced_modules(source) == {
+    assert imports.referenced_modules(source) == {
         "os", "numpy", "sklearn.ensemble", "sklearn.ensemble.RandomForestClassifier",
         "sklearn", "sklearn.metrics", "sklearn.linear_model", "scipy.stats",
     }  # fmt: skip
 
 
+def test_the_warm_dir_holds_the_launcher_the_package_and_the_client(tmp_path: Path) -> None:
+    host = prepare_warm_dir(tmp_path, "/usr/bin/python3")
+    modules = {p.name for p in SERVER_SOURCE.glob("*.py")} - {"launcher.py"}
+    assert {p.name for p in (host / WARM_PACKAGE).iterdir()} == modules
+    assert (host / SERVER_SCRIPT).read_text() == (SERVER_SOURCE / "launcher.py").read_text()
+    assert f'"{WARM_PACKAGE}.serve"' in (host / SERVER_SCRIPT).read_text()
+    assert {p.name for p in host.iterdir()} == {"bin", "client.py", SERVER_SCRIPT, WARM_PACKAGE}
+    assert {oct(p.stat().st_mode & 0o777) for p in host.rglob("*.py")} == {"0o644"}
+
+
 def test_server_and_client_share_their_constants() -> None:
     assert warm_client.SOCKET == f"{WARM_DIR}/{SOCKET_NAME}"
-    assert warm_client.RLIMITS == warm_server.RLIMITS
+    assert warm_client.RLIMITS == request.RLIMITS
 
 
 def test_parse_args() -> None:
-    assert warm_server.parse_args(["-c", "pass", "x"], False).rest == ["-c", "x"]
-    assert warm_server.parse_args(["s.py", "-m"], False).kind == "script"
-    assert warm_server.parse_args([], False).rest == [""]
+    assert request.parse_args(["-c", "pass", "x"], False).rest == ["-c", "x"]
+    assert request.parse_args(["s.py", "-m"], False).kind == "script"
+    assert request.parse_args([], False).rest == [""]
     for args in (["-m", "x"], ["-u", "s.py"], ["-I", "-c", "1"], ["-c"]):
-        assert warm_server.parse_args(args, False) is None
-    assert warm_server.parse_args(["-"], True) is None
-
-
-def test_modules_are_stdlib_only() -> None:
-    for module in (warm_client, warm_server):
-        source = Path(module.__file__).read_text()
-        assert "sandmle" not in "".join(
-            line for line in source.splitlines() if line.startswith(("import", "from"))
-        )
-    assert sys.executable
+        assert request.parse_args(args, False) is None
+    assert request.parse_args(["-"], True) is None
 
 
 def test_benchmark_tasks_turn_warm_python_on_unless_told(plant_dir: Path) -> None:

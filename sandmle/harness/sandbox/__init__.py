@@ -1,13 +1,11 @@
 """Sandboxes for agent code: `bwrap` (bubblewrap, no Docker needed) and Docker compose."""
 
+from sandmle.harness.layout import PUBLIC_DIR_METADATA_KEY
+
 from ._isolation import HostIsolation, host_isolation
 from ._preflight import AgentPythonError, SandboxPreflightError
-from .bwrap import (
-    PUBLIC_DIR_METADATA_KEY,
-    BwrapConfig,
-    BwrapSandboxEnvironment,
-    BwrapUnavailableError,
-)
+from .bwrap import BwrapSandboxEnvironment
+from .bwrap_config import BwrapConfig, BwrapUnavailableError
 from .docker import (
     DEFAULT_IMAGE,
     build_image,

@@ -211,6 +211,7 @@ def remove_cgroup_named(name: str) -> None:
         version, roots = cgroup_roots()
     except (CgroupUnavailableError, OSError):
         return
+    paths: tuple[Path, ...]
     if version == "v2":
         paths = (roots[""] / CGROUP_PARENT / name,)
     else:

@@ -12,6 +12,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import JsonValue
+
 from ._cgroup import CgroupUnavailableError, cgroup_roots
 from ._quota import mount_quota, unmount_quota
 from ._seccomp import SeccompUnavailableError, seccomp_program
@@ -33,7 +35,7 @@ class HostIsolation:
     missing: tuple[str, ...]
     """One line per missing part: what is weaker, and why."""
 
-    def as_metadata(self) -> dict[str, object]:
+    def as_metadata(self) -> dict[str, JsonValue]:
         return {
             "cgroup": self.cgroup,
             "disk_quota": "tmpfs" if self.disk_quota else "polled",

@@ -290,6 +290,7 @@ async def _supervise(
                 if disk_watch is not None:
                     watcher.start_soon(_watch_disk, disk_watch, state)
                 async with anyio.create_task_group() as io:
+                    assert process.stdout is not None and process.stderr is not None  # pipes
                     io.start_soon(_pump, process.stdout, out, process)
                     io.start_soon(_pump, process.stderr, err, process)
                     if input is not None and process.stdin is not None:

@@ -13,15 +13,12 @@ import asyncio
 import functools
 import os
 import posixpath
-import shutil
 import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
 import anyio
-import yaml
 from inspect_ai.log import transcript
 from inspect_ai.util import (
     ExecResult,
@@ -32,11 +29,8 @@ from inspect_ai.util import (
     SandboxUserUnsupportedError,
     sandboxenv,
 )
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel
 from typing_extensions import override
-
-from sandmle.errors import SandmleError
-from sandmle.harness.layout import PUBLIC_DIR_METADATA_KEY
 
 from ._cgroup import SampleCgroup, remove_cgroup_named
 from ._command import (
@@ -48,7 +42,6 @@ from ._command import (
     TMP_DIR,
     TRAMPOLINE,
     WORK_DIR,
-    WRITABLE_DIRS,
     Bind,
     SampleDirs,
     exec_options,
@@ -84,7 +77,14 @@ from ._samples import (
     remove_sample_dirs,
 )
 from ._seccomp import seccomp_program
-from .limits import THREAD_ENV_VARS, SandboxLimits
+from .bwrap_config import (
+    AGENT_PYTHON_ENV,
+    BwrapConfig,
+    bwrap_path,
+    resolve_config,
+    sample_public_dir,
+)
+from .limits import THREAD_ENV_VARS
 from .warm import (
     SHIM_DIR,
     WARM_DIR,
@@ -94,101 +94,6 @@ from .warm import (
     start_server,
     wants_server,
 )
-
-AGENT_PYTHON_ENV = "SANDMLE_AGENT_PYTHON"
-"""Environment variable naming the Python interpreter agents get (e.g. a venv with more ML libs)."""
-BWRAP_INSTALL_HINT = "apt-get install -y bubblewrap"
-STACK_MODULES = ("numpy", "pandas", "sklearn", "scipy")
-"""Modules the agent's Python must import inside the sandbox (checked before a task's samples)."""
-
-
-def default_agent_python() -> Path:
-    """``$SANDMLE_AGENT_PYTHON``, else the built agent runtime, else sandmle's own Python."""
-    configured = os.environ.get(AGENT_PYTHON_ENV)
-    if configured:
-        return Path(configured)
-    from .runtime import find_runtime  # lazy: it reads package metadata
-
-    runtime = find_runtime()
-    return runtime.python if runtime is not None else Path(sys.executable)
-
-
-class BwrapConfig(BaseModel, frozen=True):
-    """How the `bwrap` sandbox is set up (pass as the sandbox config of a task)."""
-
-    public_dir: Path | None = None
-    """Host dir mounted read-only at /home/data; sample metadata `sandmle_public_dir` wins."""
-
-    limits: SandboxLimits = SandboxLimits()
-    """Resource limits of each sample (memory, processes, disk: totals over the sample)."""
-
-    ro_binds: tuple[tuple[Path, str], ...] = ()
-    """Extra read-only mounts as (host path, sandbox path) pairs; never inside a writable dir."""
-
-    python: Path = Field(default_factory=default_agent_python)
-    """The agent's Python (default ``$SANDMLE_AGENT_PYTHON``, else the agent runtime once
-    built, else sandmle's own); mounted read-only under /opt/sandmle, first on PATH."""
-
-    required_modules: tuple[str, ...] = STACK_MODULES
-    """Modules the preflight check imports with the agent's Python before the first sample."""
-
-    base_dir: Path | None = None
-    """Where per-sample dirs are made; default `$TMPDIR/sandmle-sandboxes`."""
-
-    warm_python: WarmPythonConfig = WarmPythonConfig()
-    """A warm interpreter per sample that serves the agent's ``python`` runs (see `warm`)."""
-
-    @field_validator("ro_binds")
-    @classmethod
-    def _outside_writable_dirs(
-        cls, binds: tuple[tuple[Path, str], ...]
-    ) -> tuple[tuple[Path, str], ...]:
-        for _, dest in binds:
-            clean = posixpath.normpath(posixpath.join("/", dest))
-            if any(clean == d or clean.startswith(d + "/") for d in WRITABLE_DIRS):
-                raise ValueError(
-                    f"ro_binds target {dest} lies inside a dir the agent can write; "
-                    f"mount it elsewhere (e.g. under /opt)"
-                )
-        return binds
-
-
-class BwrapUnavailableError(SandmleError):
-    """`bwrap` is not installed."""
-
-
-@functools.cache
-def _bwrap_path() -> str:
-    path = shutil.which("bwrap")
-    if path is None:
-        raise BwrapUnavailableError(f"bwrap not found on PATH; install it: {BWRAP_INSTALL_HINT}")
-    return path
-
-
-def _resolve_config(config: SandboxEnvironmentConfigType | None) -> BwrapConfig:
-    if config is None:
-        return BwrapConfig()
-    if isinstance(config, BwrapConfig):
-        return config
-    if isinstance(config, str):  # a YAML file holding BwrapConfig fields
-        return BwrapConfig.model_validate(yaml.safe_load(Path(config).read_text()) or {})
-    raise SandmleError(f"bwrap sandbox config must be a BwrapConfig or YAML path, not {config!r}")
-
-
-def _public_dir(config: BwrapConfig, metadata: dict[str, Any]) -> Path | None:
-    value = metadata.get(PUBLIC_DIR_METADATA_KEY) or config.public_dir
-    if value is None:
-        return None
-    path = Path(value).resolve()
-    if not path.is_dir():
-        raise SandmleError(f"public data dir {path} does not exist; fix {PUBLIC_DIR_METADATA_KEY}")
-    mode = path.stat().st_mode
-    if os.geteuid() == 0 and mode & 0o005 != 0o005:  # the sample's uid is an "other"
-        raise SandmleError(
-            f"public data dir {path} (mode {oct(mode & 0o777)}) is unreadable to the sandbox "
-            f"user; make it world-readable: chmod -R o+rX {path}"
-        )
-    return path
 
 
 @functools.cache
@@ -258,8 +163,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     @override
     @classmethod
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
-        _bwrap_path()
-        resolved = _resolve_config(config)
+        bwrap_path()
+        resolved = resolve_config(config)
         warn_if_weaker()
         await cls.preflight(resolved)
 
@@ -311,9 +216,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     async def sample_init(
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, metadata: dict[str, Any]
     ) -> dict[str, SandboxEnvironment]:
-        _bwrap_path()
-        resolved = _resolve_config(config)
-        public_dir = _public_dir(resolved, metadata)
+        bwrap_path()
+        resolved = resolve_config(config)
+        public_dir = sample_public_dir(resolved, metadata)
         isolation = warn_if_weaker()
         layout = await anyio.to_thread.run_sync(python_layout, resolved.python)
         base = resolved.base_dir or default_base_dir()
@@ -471,7 +376,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         command = sandbox_command(
             self.dirs, self.config.limits, TRAMPOLINE, cgroup=self.cgroup is not None
         )
-        argv, fds = [_bwrap_path()], []
+        argv, fds = [bwrap_path()], []
         if self._seccomp is not None:
             fds.append(_memfd("bwrap-seccomp", self._seccomp))
             argv += ["--seccomp", str(fds[0])]
@@ -514,7 +419,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             self.dirs, self.config.limits, cmd, cgroup=self.cgroup is not None
         )
         fds = [_memfd("bwrap-args", b"".join(arg.encode() + b"\0" for arg in options))]
-        argv = [_bwrap_path(), "--args", str(fds[0])]
+        argv = [bwrap_path(), "--args", str(fds[0])]
         if self._seccomp is not None:
             fds.append(_memfd("bwrap-seccomp", self._seccomp))
             argv += ["--seccomp", str(fds[1])]

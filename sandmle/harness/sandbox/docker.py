@@ -13,9 +13,9 @@ from typing import Any
 import yaml
 
 from sandmle.errors import SandmleError
+from sandmle.harness.layout import PUBLIC_DIR_METADATA_KEY
 
 from ._command import DATA_DIR, SUBMISSION_DIR, WORK_DIR
-from .bwrap import PUBLIC_DIR_METADATA_KEY
 from .limits import ALL_GPUS, THREAD_ENV_VARS, SandboxLimits
 
 DEFAULT_IMAGE = "sandmle-agent:latest"

@@ -1,10 +1,10 @@
 """Warm Python: one fork server per sample, so an agent's ``python`` skips the heavy imports.
 
 At sample start (or at the sample's first exec that runs Python, see `WarmPythonConfig.start`)
-the sandbox starts ``sandbox_scripts/warm_server.py`` under the agent's Python, as any exec (same uid,
-cgroup, seccomp, mounts, limits). It forks a fresh process from that clean parent for each
-run (never reusing one), so a run costs a fork instead of an interpreter start plus the
-numpy/pandas/scikit-learn/scipy imports. By default the server imports a library of its
+the sandbox starts the fork server (``sandbox_scripts/warm_server/``) under the agent's Python,
+as any exec (same uid, cgroup, seccomp, mounts, limits). It forks a fresh process from that
+clean parent for each run (never reusing one), so a run costs a fork instead of an interpreter
+start plus the numpy/pandas/scikit-learn/scipy imports. By default the server imports a library of its
 preload list the first time a run's source names it (once per sample, for that run and every
 later one), so a sample pays only for what its runs use; ``imports="eager"`` imports the whole
 list up front instead (for hosts whose CPU idles while the model thinks).
@@ -53,6 +53,12 @@ SHIM_DIR = f"{WARM_DIR}/bin"
 SHIM_NAMES = ("python", "python3")
 SOCKET_NAME = "sock"
 SERVER_SCRIPT = "server.py"
+"""The server's launcher in the warm dir (``warm_server/launcher.py``)."""
+WARM_PACKAGE = "sandmle_warm"
+"""The server's package in the warm dir, beside its launcher (``sandbox_scripts/warm_server``):
+a name no agent's code imports, and its modules leave a run's ``sys.modules`` anyway."""
+SERVER_SOURCE = SCRIPTS_DIR / "warm_server"
+_LAUNCHER = "launcher.py"
 HOST_DIR_NAME = "warm"
 LOG_NAME = "warm-server.log"
 READY_LINE = b"ready\n"
@@ -110,15 +116,21 @@ def _shim_text(python: str) -> str:
 
 
 def prepare_warm_dir(root: Path, python: str) -> Path:
-    """Write the shims and the server into ``<root>/warm`` (mounted read-only at WARM_DIR)."""
+    """Write the shims and the server into ``<root>/warm`` (mounted read-only at WARM_DIR):
+    ``server.py`` (the launcher), ``sandmle_warm/`` (the server's package), ``client.py``."""
     host = root / HOST_DIR_NAME
-    (host / "bin").mkdir(parents=True)
-    host.chmod(0o755)
-    (host / "bin").chmod(0o755)
-    shutil.copyfile(SCRIPTS_DIR / "warm_server.py", host / SERVER_SCRIPT)
-    shutil.copyfile(SCRIPTS_DIR / "warm_client.py", host / "client.py")
-    for name in (SERVER_SCRIPT, "client.py"):
-        (host / name).chmod(0o644)
+    package = host / WARM_PACKAGE
+    for folder in (host, host / "bin", package):
+        folder.mkdir(parents=True)
+        folder.chmod(0o755)
+    copies = {SERVER_SOURCE / _LAUNCHER: host / SERVER_SCRIPT}
+    copies[SCRIPTS_DIR / "warm_client.py"] = host / "client.py"
+    for source in sorted(SERVER_SOURCE.glob("*.py")):
+        if source.name != _LAUNCHER:
+            copies[source] = package / source.name
+    for source, target in copies.items():
+        shutil.copyfile(source, target)
+        target.chmod(0o644)
     text = _shim_text(python)
     for name in SHIM_NAMES:
         shim = host / "bin" / name
