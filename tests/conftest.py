@@ -15,6 +15,23 @@ MLEBENCH = Path(__file__).parent / "fixtures" / "mlebench"
 """MLE-bench facts: ``lite-competitions.csv``, ``splits/<name>.txt``, the spec's medal table."""
 
 
+EXAMPLES = ("plant-watering", "bike-rentals")
+"""The two example competitions that make the tests' tiny pack."""
+
+
+def copy_pack(root: Path) -> Path:
+    """The example competitions copied into ``root``, as a pack (a folder of competitions)."""
+    for name in EXAMPLES:
+        shutil.copytree(FIXTURES / name, root / name)
+    return root
+
+
+@pytest.fixture
+def pack_dir(tmp_path: Path) -> Path:
+    """A writable pack of the two example competitions."""
+    return copy_pack(tmp_path / "pack")
+
+
 @pytest.fixture
 def plant_dir(tmp_path: Path) -> Path:
     """A writable copy of the plant-watering example (ROC-AUC, explicit thresholds)."""

@@ -24,8 +24,7 @@ from sandmle.harness.samples import competition_for
 from sandmle.harness.search_tree import STORE_KEY, SearchNode
 from sandmle.harness.solvers import copy_sample_submission
 from sandmle.harness.task import competition_task
-
-from ..conftest import FIXTURES
+from tests.conftest import copy_pack
 
 MODELS = ("mockllm/model-a", "mockllm/model-b")
 CHECKPOINTS = ("mockllm/runs/grpo/checkpoint-100", "mockllm/runs/grpo/checkpoint-200")
@@ -119,10 +118,7 @@ def _run(task, model: str, solver: Solver, log_dir: Path) -> None:
 
 @pytest.fixture(scope="session")
 def pack_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("pack")
-    for name in ("plant-watering", "bike-rentals"):
-        shutil.copytree(FIXTURES / name, root / name)
-    return root
+    return copy_pack(tmp_path_factory.mktemp("pack"))
 
 
 def mini(pack_dir: Path):

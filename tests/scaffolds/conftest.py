@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ from inspect_ai.tool import ToolChoice, ToolFunction, ToolInfo
 
 from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.scaffolds.prompt_format import REVIEW_TOOL, operator_of, section
-from tests.conftest import FIXTURES
 
 GOOD_SCRIPT = """\
 import pandas as pd
@@ -136,15 +134,6 @@ class ScriptedModel:
 
     def model(self) -> Model:
         return get_model("mockllm/model", custom_outputs=self)
-
-
-@pytest.fixture
-def pack_dir(tmp_path: Path) -> Path:
-    """A pack of the two example competitions."""
-    root = tmp_path / "pack"
-    for name in ("plant-watering", "bike-rentals"):
-        shutil.copytree(FIXTURES / name, root / name)
-    return root
 
 
 RunEval = Callable[..., EvalLog]

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import FIXTURES
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 TASKS = ("plant-watering", "bike-rentals")
@@ -22,14 +19,6 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from sandmle.training.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
-
-
-@pytest.fixture
-def pack_dir(tmp_path: Path) -> Path:
-    """The two fixture competitions as a pack (a folder of competition folders)."""
-    for name in TASKS:
-        shutil.copytree(FIXTURES / name, tmp_path / "pack" / name)
-    return tmp_path / "pack"
 
 
 class ScriptedGenerator:
