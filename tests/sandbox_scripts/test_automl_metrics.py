@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from sandmle.errors import InvalidSubmission
+from sandmle.harness.grading import metrics
 from sandmle.harness.grading.metrics import (
     MetricSpec,
     average_precision_at_k,
@@ -27,6 +28,10 @@ from sandmle.harness.grading.metrics import (
 )
 from sandmle.sandbox_scripts.automl import output, settings, structured, task
 
+GRADER_METRICS = [n for n in metric_names() if get_metric(n).fn.__module__ == metrics.__name__]
+"""The metrics the grading core computes. Benchmarks register placeholder names too (``mle_bench``:
+"the upstream package decides"), which no script can compute; which of those are registered
+depends on what was imported before, so they stay out (the tests' count must not depend on it)."""
 SCRIPT_METRICS = [name for name, _ in settings.METRIC_PATTERNS]
 """The metrics the program can read from a description and score in cross-validation."""
 ROWS = 240
@@ -64,7 +69,7 @@ def harness_kind(spec: MetricSpec) -> str:
     return "value" if _accepts(spec, continuous, continuous[::-1]) else "probability"
 
 
-@pytest.mark.parametrize("name", metric_names())
+@pytest.mark.parametrize("name", GRADER_METRICS)
 def test_every_grader_metric_is_handled_the_same_way(name: str) -> None:
     spec = get_metric(name)
     assert script_kind(name) == harness_kind(spec)
@@ -78,7 +83,7 @@ def test_every_grader_metric_is_handled_the_same_way(name: str) -> None:
 
 def test_the_program_knows_no_metric_the_graders_do_not() -> None:
     tables = settings.LOWER_IS_BETTER | settings.REGRESSION_METRICS | settings.LABEL_METRICS
-    assert set(SCRIPT_METRICS) | tables <= set(metric_names())
+    assert set(SCRIPT_METRICS) | tables <= set(GRADER_METRICS)
 
 
 def _binary(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
