@@ -451,6 +451,7 @@ import sys
 print(sorted(m for m in sys.modules if "warm" in m))
 print([p for p in sys.path if "sandmle-warm" in p])
 print([p for p in sys.path_importer_cache if "sandmle-warm" in p])
+sys.dont_write_bytecode = True  # its .pyc holds the source's mtime: warm and cold would differ
 import sandmle_warm
 print(sandmle_warm.__file__)
 """

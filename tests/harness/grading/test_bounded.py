@@ -99,6 +99,11 @@ def test_a_broken_competition_still_raises(plant: Competition, tmp_path: Path) -
         grade_csv_bounded(plant.sample_submission_path, plant)
 
 
+SLOW_ROWS = 4_000_000
+"""A submission (~50 MB) that no machine parses within the tests' 0.05 s limit (400,000 rows
+once finished in time on an idle machine)."""
+
+
 def _big_submission(plant: Competition, tmp_path: Path, rows: int) -> Path:
     lines = plant.sample_submission_path.read_text().splitlines()
     path = tmp_path / "submission.csv"
@@ -110,7 +115,7 @@ def _big_submission(plant: Competition, tmp_path: Path, rows: int) -> Path:
 def test_a_grading_past_its_time_limit_is_a_grader_error(
     plant: Competition, tmp_path: Path
 ) -> None:
-    path = _big_submission(plant, tmp_path, 400_000)
+    path = _big_submission(plant, tmp_path, SLOW_ROWS)
     start = time.monotonic()
     report = grade_csv_bounded(path, plant, GradingLimits(timeout_s=0.05))
     assert time.monotonic() - start < 30  # killed, not waited for
@@ -134,7 +139,7 @@ def test_the_agent_is_told_a_grader_failure_apart_from_a_bad_file(
     from sandmle.harness.tools import feedback_text
 
     slow = grade_csv_bounded(
-        _big_submission(plant, tmp_path, 400_000), plant, GradingLimits(timeout_s=0.05)
+        _big_submission(plant, tmp_path, SLOW_ROWS), plant, GradingLimits(timeout_s=0.05)
     )
     assert feedback_text(slow, False).startswith("The check could not finish: grader error (")
     wide = grade_csv_bounded(_wide_csv(tmp_path / "wide.csv", 100_000), plant)
