@@ -89,6 +89,8 @@ SYSCALLS = {
     "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
     "io_uring_register": 427, "kexec_load": 246, "kexec_file_load": 320, "init_module": 175,
     "finit_module": 313, "delete_module": 176, "setns": 308, "open_tree": 428, "fsopen": 430,
+    "pidfd_open": 434, "pidfd_getfd": 438, "process_madvise": 440, "process_mrelease": 448,
+    "kcmp": 312, "migrate_pages": 256, "move_pages": 279,
 }  # fmt: skip
 CLONE_NEWUSER = 0x10000000
 PROBE = f"""
@@ -98,7 +100,8 @@ libc.syscall.restype = ctypes.c_long
 params = ctypes.create_string_buffer(120)
 args = {{"unshare": ({CLONE_NEWUSER},), "clone": ({CLONE_NEWUSER} | signal.SIGCHLD, 0),
         "io_uring_setup": (1, params), "keyctl": (0, -3), "add_key": (b"user", b"k", b"v", 1, -3),
-        "request_key": (b"user", b"k", None, 0), "userfaultfd": (0,)}}
+        "request_key": (b"user", b"k", None, 0), "userfaultfd": (0,),
+        "pidfd_open": (os.getpid(), 0), "kcmp": (os.getpid(), os.getpid(), 0, 0, 0)}}
 out = {{}}
 for name, number in {SYSCALLS!r}.items():
     ctypes.set_errno(0)

@@ -78,6 +78,8 @@ class Sample:
             raise AssertionError(f"warm server not ready: {self.log()}")
 
     def log(self) -> str:
+        if self.sandbox.warm is not None:
+            self.sandbox.warm.log.sync()
         path = self.sandbox.dirs.root / LOG_NAME
         return path.read_text() if path.exists() else ""
 

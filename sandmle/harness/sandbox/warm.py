@@ -27,14 +27,18 @@ and listening on its socket from the start, and stopping it.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import shlex
 import shutil
 import signal
 import socket
+import struct
 import subprocess
+import termios
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +65,9 @@ SERVER_SOURCE = SCRIPTS_DIR / "warm_server"
 _LAUNCHER = "launcher.py"
 HOST_DIR_NAME = "warm"
 LOG_NAME = "warm-server.log"
+MAX_LOG_BYTES = 1024**2
+"""Host bytes of a sample's server log: the log lives on the host, outside the sample's
+quota, and a run can make the server write (one line per connection)."""
 READY_LINE = b"ready\n"
 DEFAULT_PRELOAD = (
     "numpy", "pandas", "scipy", "scipy.stats", "scipy.sparse", "scipy.ndimage", "sklearn",
@@ -139,6 +146,48 @@ def prepare_warm_dir(root: Path, python: str) -> Path:
     return host
 
 
+class ServerLog:
+    """The server's stderr, copied into its host log up to MAX_LOG_BYTES; past that the pipe
+    is still drained (a blocked write would stall the server), with one line saying so."""
+
+    def __init__(self, read_fd: int, path: Path) -> None:
+        self.read_fd = read_fd
+        self.path = path
+        self.busy = threading.Lock()  # held while a chunk read is being written
+
+    def copy(self) -> None:
+        written = 0
+        with open(self.path, "ab", buffering=0) as log:
+            while True:
+                try:
+                    chunk = os.read(self.read_fd, 65536)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    break
+                with self.busy:
+                    if written < MAX_LOG_BYTES:
+                        log.write(chunk[: MAX_LOG_BYTES - written])
+                        written += len(chunk)
+                        if written >= MAX_LOG_BYTES:
+                            log.write(f"\n[log cut at {MAX_LOG_BYTES} bytes]\n".encode())
+        fd, self.read_fd = self.read_fd, -1
+        os.close(fd)
+
+    def sync(self, limit_s: float = 5.0) -> None:
+        """Wait until what the server has written so far is in the file (for readers)."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            try:
+                pending = struct.unpack("i", fcntl.ioctl(self.read_fd, termios.FIONREAD, b"\0" * 4))
+            except OSError:
+                return  # closed: all copied
+            if pending[0] == 0 and self.busy.acquire(blocking=False):
+                self.busy.release()
+                return
+            time.sleep(0.001)
+
+
 @dataclass
 class WarmServer:
     """A sample's running warm server."""
@@ -146,6 +195,7 @@ class WarmServer:
     process: subprocess.Popen
     host_dir: Path
     ready: threading.Event
+    log: ServerLog
     stopped: bool = False
 
     def stop(self) -> None:
@@ -206,12 +256,18 @@ def start_server(
     cmd += ["--preload", ",".join(config.preload)]
     if config.imports == "eager":
         cmd.append("--eager")
-    log_fd = os.open(root / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log_r, log_w = os.pipe2(os.O_CLOEXEC)
+    (root / LOG_NAME).touch(0o600)
     try:
-        process = spawn(cmd, (fd,), log_fd)
+        process = spawn(cmd, (fd,), log_w)
+    except BaseException:
+        os.close(log_r)
+        raise
     finally:
         listener.close()  # only the server holds it: a dead server refuses, never hangs
-        os.close(log_fd)
-    server = WarmServer(process=process, host_dir=host_dir, ready=threading.Event())
+        os.close(log_w)
+    log = ServerLog(log_r, root / LOG_NAME)
+    server = WarmServer(process=process, host_dir=host_dir, ready=threading.Event(), log=log)
     threading.Thread(target=_await_ready, args=(server,), daemon=True).start()
+    threading.Thread(target=log.copy, daemon=True).start()
     return server
