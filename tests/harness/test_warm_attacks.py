@@ -47,7 +47,7 @@ def server_pid():
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sample]:
     base = tmp_path_factory.mktemp("attacks") / "sandboxes"
-    warm = WarmPythonConfig(enabled=True, start="sample")
+    warm = WarmPythonConfig(enabled=True, start="sample", cold_trivial=False)
     live = Sample(BwrapConfig(limits=LIMITS, base_dir=base, warm_python=warm))
     try:
         yield live

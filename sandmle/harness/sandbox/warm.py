@@ -103,8 +103,15 @@ class WarmPythonConfig(BaseModel, frozen=True):
 
     imports: Literal["on_demand", "eager"] = "on_demand"
     """``on_demand``: a preload module is imported in the server the first time a run names
-    it (that run pays the import, later ones do not; unused modules cost nothing). ``eager``:
-    all of them before the server is ready (runs that come meanwhile wait for it)."""
+    it (that run goes cold meanwhile, so it costs what a cold run does; later ones are warm;
+    unused modules cost nothing). ``eager``: all of them before the server is ready (runs
+    that come meanwhile wait for it)."""
+
+    cold_trivial: bool = True
+    """A run whose source names none of the preload modules (``python -c pass``, a script
+    importing only the standard library) goes straight to the real interpreter: a fork of
+    the server saves nothing there, and the client's own start would cost more. Off: every
+    servable run goes to the server (the tests of the server's fidelity do that)."""
 
 
 def wants_server(config: WarmPythonConfig, cmd: list[str]) -> bool:
@@ -112,17 +119,37 @@ def wants_server(config: WarmPythonConfig, cmd: list[str]) -> bool:
     return config.enabled and config.start == "first_python" and any("python" in a for a in cmd)
 
 
-def _shim_text(python: str) -> str:
-    """The client script, started by the agent's Python with ``-S -I`` (fast, stdlib only)."""
+def _shim_text(python: str, config: WarmPythonConfig) -> str:
+    """The shim: the client script, started by the agent's Python with ``-S -I`` (fast,
+    stdlib only), behind a sh front that sends trivial runs cold (`cold_trivial`)."""
     client = (SCRIPTS_DIR / "warm_client.py").read_text()
     interpreter = python
-    if len(interpreter) < _MAX_SHEBANG and not any(c.isspace() for c in interpreter):
-        return f"#!{interpreter} -SI\n{client}"
-    # A path the kernel's #! line cannot hold: go through sh (one more exec).
-    return f'#!/bin/sh\nexec {shlex.quote(interpreter)} -SI {WARM_DIR}/client.py "$@"\n'
+    to_client = f'exec "$py" -SI {WARM_DIR}/client.py "$@"\n'
+    if not config.cold_trivial:
+        if len(interpreter) < _MAX_SHEBANG and not any(c.isspace() for c in interpreter):
+            return f"#!{interpreter} -SI\n{client}"
+        # A path the kernel's #! line cannot hold: go through sh (one more exec).
+        return f"#!/bin/sh\npy={shlex.quote(interpreter)}\n{to_client}"
+    names = sorted({module.partition(".")[0] for module in config.preload})
+    patterns = "|".join(f"*{name}*" for name in names)
+    grep = " ".join(f"-e {shlex.quote(name)}" for name in names)
+    # sh costs ~1 ms; a run here that names none of the modules is the interpreter itself.
+    return (
+        "#!/bin/sh\n"
+        "# sandmle's warm Python shim: a run naming none of the server's modules runs cold at\n"
+        "# once; -m and other flags too; the rest goes to the client (warm_client.py).\n"
+        f"py={shlex.quote(interpreter)}\n"
+        'case "$1" in\n'
+        f'-c) case "$2" in {patterns}) ;; *) exec "$py" "$@" ;; esac ;;\n'
+        "-|'') ;;\n"
+        '-*) exec "$py" "$@" ;;\n'
+        f'*) if [ -f "$1" ] && ! grep -qsF {grep} -- "$1"; then exec "$py" "$@"; fi ;;\n'
+        "esac\n"
+        f"{to_client}"
+    )
 
 
-def prepare_warm_dir(root: Path, python: str) -> Path:
+def prepare_warm_dir(root: Path, python: str, config: WarmPythonConfig) -> Path:
     """Write the shims and the server into ``<root>/warm`` (mounted read-only at WARM_DIR):
     ``server.py`` (the launcher), ``sandmle_warm/`` (the server's package), ``client.py``."""
     host = root / HOST_DIR_NAME
@@ -138,7 +165,7 @@ def prepare_warm_dir(root: Path, python: str) -> Path:
     for source, target in copies.items():
         shutil.copyfile(source, target)
         target.chmod(0o644)
-    text = _shim_text(python)
+    text = _shim_text(python, config)
     for name in SHIM_NAMES:
         shim = host / "bin" / name
         shim.write_text(text)
