@@ -60,7 +60,9 @@ def _mle_bench(root: Path, **args: Any) -> Task:
 
 
 def _mle_dojo(root: Path, **args: Any) -> Task:
-    return mle_dojo(data_dir=str(root / "dojo" / DOJO_SUBDIR), competitions=DOJO_COMPETITION, **args)
+    return mle_dojo(
+        data_dir=str(root / "dojo" / DOJO_SUBDIR), competitions=DOJO_COMPETITION, **args
+    )
 
 
 TASKS: dict[str, Callable[..., Task]] = {
