@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -123,6 +124,22 @@ print(json.dumps(found))
 """
 
 
+FORK_BOMB = """
+import os, signal
+children = []
+try:
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            signal.pause()
+        children.append(pid)
+except OSError as error:
+    print("fork failed after", len(children), error.errno)
+for pid in children:
+    os.kill(pid, signal.SIGKILL)
+"""
+
+
 @solver
 def _probe() -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -165,7 +182,9 @@ def test_red_team_probes_fail_in_the_container(tmp_path: Path) -> None:
         f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {listener.port}), timeout=3)\"",
         "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=3)\"",
         f"touch /usr/pwned /etc/pwned /home/data/pwned {pack / task_id}/pwned && echo wrote",
-        "timeout 8 bash -c ':(){ :|:& };:' 2>&1 | tail -1; echo forkbomb-ended",
+        # a fork bomb that counts: the container's pids cap stops it (leftovers of an
+        # unbounded one would live on in the container until the sample ends, unlike bwrap)
+        f"python3 -c {shlex.quote(FORK_BOMB)}",
         'python3 -c "x = bytearray(4 * 2**30); print(len(x))"; echo exit=$?',
         "echo still-alive",
         COPY_SAMPLE,
@@ -191,7 +210,8 @@ def test_red_team_probes_fail_in_the_container(tmp_path: Path) -> None:
     assert not listener.connected
     assert "Traceback" in by_attack[attacks[3]] and "Traceback" in by_attack[attacks[4]]
     assert "wrote" not in by_attack[attacks[5]] and not (pack / task_id / "pwned").exists()
-    assert "forkbomb-ended" in by_attack[attacks[6]]
+    forked = by_attack[attacks[6]].split()
+    assert forked[:3] == ["fork", "failed", "after"] and int(forked[3]) < 64  # max_processes
     assert "4294967296" not in by_attack[attacks[7]]  # killed or MemoryError, never allocated
     assert "still-alive" in by_attack[attacks[8]]  # the container survived everything above
     (sample,) = log.samples or []
