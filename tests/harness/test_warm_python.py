@@ -103,8 +103,8 @@ class Sample:
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sample]:
     base = tmp_path_factory.mktemp("warm") / "sandboxes"
-    # ready, libraries imported, before the first case; every case to the server, trivial too
-    warm = WarmPythonConfig(enabled=True, start="sample", imports="eager", cold_trivial=False)
+    # ready before the first case; every case to the server, trivial ones too
+    warm = WarmPythonConfig(enabled=True, start="sample", cold_trivial=False)
     config = BwrapConfig(limits=LIMITS, base_dir=base, warm_python=warm)
     live = Sample(config)
     try:
@@ -516,7 +516,7 @@ def test_a_file_that_shadows_a_loaded_module_runs_cold(sample: Sample) -> None:
 
 def test_libraries_are_imported_when_a_run_first_names_them(tmp_path: Path) -> None:
     """On demand (the default): the server imports nothing until a run's source names a
-    preload module; that run goes cold while the server imports it, for every later run. A
+    preload module; then it imports it once, before that run and for every later one. A
     run naming none of them goes straight to the real interpreter (cold_trivial)."""
     config = BwrapConfig(
         limits=LIMITS, base_dir=tmp_path / "b", warm_python=WarmPythonConfig(enabled=True)
@@ -530,7 +530,7 @@ def test_libraries_are_imported_when_a_run_first_names_them(tmp_path: Path) -> N
             live.exec(["python", "-c", "print(6 * 7)"]).stdout,  # trivial: never reaches it
             live.exec(["python", "plain.py"]).stdout,
             live.exec(["python", "-c", present]).stdout,
-            live.exec(["python", "-c", names_pandas]).stdout,  # cold, pandas imported behind it
+            live.exec(["python", "-c", names_pandas]).stdout,
             live.exec(["python", "-c", present]).stdout,
             # the python tool's way: the source on a pipe, read by the server without taking it
             live.exec(
@@ -545,18 +545,16 @@ def test_libraries_are_imported_when_a_run_first_names_them(tmp_path: Path) -> N
         "42\n",
         "42\n",
         "[]\n",
-        "False\n",  # a fresh interpreter's answer
+        "True\n",
         "['numpy', 'pandas']\n",
         "1\n",
         "['numpy', 'pandas', 'scipy']\n",
     ]
     assert log == [
         "warm: code",
-        "cold: importing pandas",
-        "imported pandas",
+        "warm: code (imported pandas)",
         "warm: code",
-        "cold: importing scipy",
-        "imported scipy",
+        "warm: stdin (imported scipy)",
         "warm: code",
     ]
 

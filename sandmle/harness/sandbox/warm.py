@@ -103,9 +103,9 @@ class WarmPythonConfig(BaseModel, frozen=True):
 
     imports: Literal["on_demand", "eager"] = "on_demand"
     """``on_demand``: a preload module is imported in the server the first time a run names
-    it (that run goes cold meanwhile, so it costs what a cold run does; later ones are warm;
-    unused modules cost nothing). ``eager``: all of them before the server is ready (runs
-    that come meanwhile wait for it)."""
+    it (that run waits for the import, which costs it what its own import would; later ones
+    do not; unused modules cost nothing). ``eager``: all of them before the server is ready
+    (runs that come meanwhile wait for it)."""
 
     cold_trivial: bool = True
     """A run whose source names none of the preload modules (``python -c pass``, a script

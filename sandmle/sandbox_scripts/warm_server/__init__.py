@@ -13,8 +13,8 @@ and ends as a fresh interpreter would: traceback, exit status, non-daemon thread
 Imports: with ``--eager`` the server imports every ``--preload`` module before it is ready.
 Otherwise (on demand) it starts with none and imports a preload module the first time a run's
 source names it (``import pandas``, ``from sklearn.ensemble import ...``): the standby hands
-such a request back to the server, which imports the modules once, for every later run, and
-tells that run to go cold meanwhile (so a first run costs what a cold one does). Only modules of the ``--preload`` list are
+such a request back to the server (the bounce), which imports the modules once, for this run
+and every later one, and forks a monitor for it. Only modules of the ``--preload`` list are
 ever imported in the server, and never with the agent's cwd or paths; a run whose own dir
 holds a file or folder named like a module the server has loaded (``joblib.py``) runs cold,
 as such a file would shadow that module in a fresh interpreter.

@@ -2,7 +2,7 @@
 
 The standby monitor reads the run's source (without taking it from the run) for the modules
 its import statements name; when one is on the ``--preload`` list and not imported yet, the
-run goes cold and the server imports it once, for every later run.
+request goes back to the server, which imports it once, for this run and every later one.
 Only listed modules are ever imported, and never with the agent's cwd or paths.
 """
 
@@ -23,6 +23,7 @@ SPLICE_F_NONBLOCK = 2
 
 PRELOAD: list[str] = []  # the --preload list, in order
 _ATTEMPTED: set[str] = set()  # preload modules this process imported or failed to
+IMPORTED_NOW: list[str] = []  # imported for the run being answered (for the log)
 _IMPORT_LINE = None  # compiled on first use: `re` costs nothing once numpy has loaded it
 
 

@@ -4,8 +4,8 @@ The server keeps one standby monitor forked, which has already forked the next r
 (so no fork is on a run's path). The standby accepts a connection, checks the request, tells
 the client, hands the request (fds and all) to that process, then relays the client's
 signals to the run and reports how it ended. A request that names a preload module the
-server has not imported yet runs cold, and the server imports it for the runs after it
-(`take_imports`).
+server has not imported yet goes back to the server instead (the bounce), which imports it
+and forks a monitor for that one run (`take_bounce`).
 """
 
 from __future__ import annotations  # any python3 may run this: annotations stay text
@@ -18,11 +18,23 @@ import select
 import signal
 import socket
 
-from .imports import PRELOAD, preload, wanted
-from .request import Job, check, encode_request, fd_bytes, job_of, recv_request
+from .imports import IMPORTED_NOW, PRELOAD, preload, wanted
+from .request import (
+    HEADER,
+    INT_SIZE,
+    MAX_REQUEST,
+    Job,
+    check,
+    encode_request,
+    fd_bytes,
+    job_of,
+    received_fds,
+    recv_request,
+)
 from .run import become_run
 
 PR_SET_CHILD_SUBREAPER = 36
+_BOUNCE_FDS = 5  # the connection, the run's fds 0-2, the request in a memfd
 MAX_LOG_LINE = 300
 """Characters of one log line: a line quotes what a run sent (an env key), never all of it."""
 OURS: set[int] = set()
@@ -82,9 +94,8 @@ def standby(fds_: ServerFds, libc: ctypes.CDLL) -> Job | None:
     fds_.listener.close()
     request = _read_request(conn)
     names = wanted(*request) if request is not None else []
-    if request is not None and names and _ask_imports(fds_.peer, names):
-        _run_cold(conn, names)  # no slower than cold: it is cold, the import runs beside it
-        request = None  # the server imports them, then forks the next standby
+    if request is not None and names and _bounce(fds_.peer, names, conn, *request):
+        request = None  # the server imports them, serves it, then forks the next standby
     else:
         os.write(fds_.notify_w, b".")  # the server forks the next standby
     fds_.close("notify_w", "peer")
@@ -126,7 +137,8 @@ def _answer(conn: socket.socket, request: tuple, fds: list[int]) -> tuple[bytes,
     try:
         conn.settimeout(30)
         job, reason = check(request, fds[0])
-        log(f"cold: {reason}" if job is None else f"warm: {job.kind}")
+        note = f" (imported {', '.join(IMPORTED_NOW)})" if IMPORTED_NOW else ""
+        log(f"cold: {reason}" if job is None else f"warm: {job.kind}{note}")
         if job is None:
             conn.sendall(b"C" + reason.encode())
             return None
@@ -160,39 +172,78 @@ def _become(request: tuple, fds: list[int]) -> Job:
     return job
 
 
-def _ask_imports(peer: socket.socket, names: list[str]) -> bool:
-    """Ask the server to import `names` (it then forks the next standby)."""
+def _bounce(
+    peer: socket.socket, names: list[str], conn: socket.socket, request: tuple, fds: list[int]
+) -> bool:
+    """Hand the connection back to the server, which imports `names` and then serves it;
+    False when it cannot be handed (the run is then served from this process as it is)."""
     try:
-        peer.send(marshal.dumps(names))
+        memfd = os.memfd_create("warm-request", os.MFD_CLOEXEC)
+    except (OSError, AttributeError):
+        return False
+    try:
+        os.write(memfd, encode_request(request))
+        handed = [conn.fileno(), *fds, memfd]
+        peer.sendmsg(
+            [marshal.dumps(names)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd_bytes(handed))]
+        )
     except OSError:
         return False
+    finally:
+        os.close(memfd)
     return True
 
 
-def _run_cold(conn: socket.socket, names: list[str]) -> None:
-    """Tell the client to run cold: the modules it names are imported in the server
-    meanwhile (waiting for them would cost the import and then the run)."""
-    log(f"cold: importing {', '.join(names)}")
+def take_bounce(fds_: ServerFds, libc: ctypes.CDLL, wake: int) -> Job | None:
+    """In the server: import what a bounced run named, then fork a monitor that answers it.
+    Returns a Job only in that run's process."""
     try:
-        conn.settimeout(5)
-        conn.sendall(b"C" + f"importing {', '.join(names)}".encode())
+        data, ancdata, _, _ = fds_.control.recvmsg(65536, socket.CMSG_LEN(_BOUNCE_FDS * INT_SIZE))
     except OSError:
-        pass
-    conn.close()
-
-
-def take_imports(fds_: ServerFds) -> None:
-    """In the server: import what a run named (only modules of the --preload list)."""
+        return None
+    handed = received_fds(ancdata)
+    if len(handed) != _BOUNCE_FDS:
+        for fd in handed:
+            os.close(fd)
+        return None
+    conn_fd, stdio, memfd = handed[0], handed[1:4], handed[4]
     try:
-        names = marshal.loads(fds_.control.recv(65536))
+        names = marshal.loads(data)
+        body = os.pread(memfd, MAX_REQUEST + HEADER.size, 0)
+        request = marshal.loads(body[HEADER.size :])
     except (OSError, ValueError, EOFError, TypeError):
-        return
-    if not isinstance(names, list):
-        return
-    imported = preload([m for m in PRELOAD if m in names])
-    if imported:
-        log(f"imported {', '.join(imported)}")
-    gc.freeze()  # runs' collections skip the newly imported heap too
+        for fd in (conn_fd, *stdio):
+            os.close(fd)
+        return None
+    finally:
+        os.close(memfd)
+    IMPORTED_NOW[:] = preload([m for m in PRELOAD if m in names])  # only listed ones
+    gc.freeze()
+    pid = os.fork()
+    if pid == 0:
+        forget_wakeup(wake)
+        fds_.close()
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        return _monitor(socket.socket(fileno=conn_fd), request, stdio)
+    OURS.add(pid)
+    IMPORTED_NOW.clear()
+    for fd in (conn_fd, *stdio):
+        os.close(fd)
+    return None
+
+
+def _monitor(conn: socket.socket, request: tuple, stdio: list[int]) -> Job:
+    """Answer a bounced request and, if it runs here, fork its process and relay."""
+    if _answer(conn, request, stdio) is None:
+        os._exit(0)
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        return _become(request, stdio)
+    for fd in stdio:
+        os.close(fd)
+    _relay(conn, pid)
+    os._exit(0)
 
 
 def _relay(conn: socket.socket, pid: int) -> None:

@@ -1,4 +1,4 @@
-"""The server's loop: say ready, keep a standby monitor forked, import what runs name.
+"""The server's loop: say ready, keep a standby monitor forked, import what bounced runs name.
 
 Entered from the launcher (``server.py`` in the warm dir) with the modules its interpreter had
 loaded before the program's first line. Returns only in a run's process, which then runs
@@ -16,7 +16,7 @@ import socket
 import sys
 
 from .imports import PRELOAD, preload
-from .monitor import OURS, ServerFds, children, forget_wakeup, standby, take_imports
+from .monitor import OURS, ServerFds, children, forget_wakeup, standby, take_bounce
 from .request import STARTUP_MODULES, Job
 from .run import run_job
 
@@ -75,7 +75,7 @@ def _drain(fd: int) -> None:
 
 def serve(listen_fd: int, modules: list[str], eager: bool) -> Job:
     """Import the preload modules (eager) or none yet, say ready, then keep a standby monitor
-    (and its run's process) forked for the next connection, and import what runs
+    (and its run's process) forked for the next connection, and import what bounced runs
     name. Returns only in a run's process."""
     os.chdir("/")  # the server never resolves anything against the agent's dirs
     PRELOAD[:] = modules
@@ -109,8 +109,9 @@ def serve(listen_fd: int, modules: list[str], eager: bool) -> Job:
         if fds_.notify_r in ready and os.read(fds_.notify_r, 1):
             waiting = 0
         if fds_.control.fileno() in ready:
-            waiting = 0  # it sent its run cold: the next standby gets the new imports
-            take_imports(fds_)
+            waiting = 0  # it handed its connection back: the next one gets the new imports
+            if (job := take_bounce(fds_, libc, wake)) is not None:
+                return job
         if wake in ready:
             _drain(wake)
         if waiting in _reap():  # it died before taking a connection
