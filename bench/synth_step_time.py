@@ -2,9 +2,12 @@
 as the scaffolds run it (``bash -c "python solution.py > output.log 2>&1"`` in the bwrap
 sandbox), on a micro task cold (no warm Python), on the same micro task warm, and on the same
 generator's task at full scale (warm too, so only the data size differs). Medians of runs
-interleaved in one process, plus the per-exec cost of a bare ``python -c pass``. Prints JSON.
+interleaved in one process, plus the per-exec cost of a bare ``python -c pass``. A sample's
+first step, warm vs cold, is measured on fresh samples, the order alternating (the first of
+a pair fills the page cache for the second). Prints JSON, with warm/cold ratios.
 
 Usage: python bench/synth_step_time.py [--full-rows 200000] [--runs 7] [--full-runs 3]
+  [--first-runs 4]
 """
 
 from __future__ import annotations
@@ -129,20 +132,31 @@ def _config(public: Path, base: Path, warm: bool) -> BwrapConfig:
     return BwrapConfig(public_dir=public, base_dir=base, warm_python=WarmPythonConfig(enabled=warm))
 
 
-async def measure(full_rows: int, runs: int, full_runs: int, work: Path) -> dict:
+async def first_steps(public: Path, base: Path, run: str, pairs: int) -> dict[str, list[float]]:
+    """A fresh sample's first step, warm and cold, `pairs` times, who goes first alternating."""
+    firsts: dict[str, list[float]] = {"warm": [], "cold": []}
+    for i in range(pairs):
+        order = ("warm", "cold") if i % 2 == 0 else ("cold", "warm")
+        for kind in order:
+            async with sample(_config(public, base, kind == "warm")) as box:
+                firsts[kind].append(await step_seconds(box, run))
+    return firsts
+
+
+async def measure(full_rows: int, runs: int, full_runs: int, first_runs: int, work: Path) -> dict:
     micro_bp, full_bp = _blueprint(0), _blueprint(full_rows)
     target, key, micro_rows = write_public(micro_bp, work / "micro")
     _, _, full_n = write_public(full_bp, work / "full")
     run = RUN.format(target=target, key=key)
     base = work / "sandboxes"
+    firsts = await first_steps(work / "micro", base, run, first_runs)
+    first_warm, first_cold = (statistics.median(firsts[k]) for k in ("warm", "cold"))
     cold_steps, warm_steps = [], []
     async with (
         sample(_config(work / "micro", base, False)) as cold,
         sample(_config(work / "micro", base, True)) as warm,
     ):
-        # first runs fill the page cache for both; the warm one imports what the script names
-        first_warm = await step_seconds(warm, run)
-        first_cold = await step_seconds(cold, run)
+        await step_seconds(warm, run)  # the server imports what the script names
         for _ in range(runs):  # interleaved, so load changes hit both alike
             cold_steps.append(await step_seconds(cold, run))
             warm_steps.append(await step_seconds(warm, run))
@@ -178,7 +192,15 @@ async def measure(full_rows: int, runs: int, full_runs: int, work: Path) -> dict
         "full_runs": full_runs,
         "micro_cold_median_s": round(cold_s, 3),
         "micro_warm_median_s": round(warm_s, 3),
-        "micro_first_step_s": {"cold": round(first_cold, 3), "warm": round(first_warm, 3)},
+        "micro_first_step_s": {
+            "cold": round(first_cold, 3),
+            "warm": round(first_warm, 3),
+            "warm_over_cold": round(first_warm / first_cold, 3),
+            "runs": {k: [round(v, 3) for v in vs] for k, vs in firsts.items()},
+        },
+        "python_pass_warm_over_cold": round(
+            overhead["sandbox_warm_python_pass_ms"] / overhead["sandbox_cold_python_pass_ms"], 3
+        ),
         "full_median_s": round(full_s, 2),
         "warm_speedup_vs_cold": round(cold_s / warm_s, 1),
         "warm_speedup_vs_full": round(full_s / warm_s, 1),
@@ -192,13 +214,16 @@ def main() -> None:
     parser.add_argument("--full-rows", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--full-runs", type=int, default=3)
+    parser.add_argument("--first-runs", type=int, default=4)
     args = parser.parse_args()
     if args.full_rows < 200_000:
         print("note: full scale below 200k rows is not the SandMLE comparison", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="sandmle-step-") as tmp:
         work = Path(tmp)
         work.chmod(0o755)
-        report = asyncio.run(measure(args.full_rows, args.runs, args.full_runs, work))
+        report = asyncio.run(
+            measure(args.full_rows, args.runs, args.full_runs, args.first_runs, work)
+        )
     print(json.dumps(report, indent=2))
 
 

@@ -282,11 +282,17 @@ def build_image(
     extra_package: Annotated[
         list[str], typer.Option("--extra-package", help="Extra pip package for the image.")
     ] = [],  # noqa: B006
+    base_image: Annotated[
+        str | None, typer.Option(help="Local base image with python3 and pip (no pull).")
+    ] = None,
+    wheels: Annotated[
+        Path | None, typer.Option(help="Install from these wheels only, no network in the build.")
+    ] = None,
 ) -> None:
     """Build the Docker agent image (needs a Docker engine and `pip install 'sandmle[docker]'`)."""
     from sandmle.harness.sandbox import build_image as build
 
-    typer.echo(build(tag, extra_package))
+    typer.echo(build(tag, extra_package, base_image=base_image, wheels=wheels))
 
 
 @sandbox_app.command("runtime")

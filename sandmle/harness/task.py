@@ -177,15 +177,13 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
     """Runs per sample."""
 
     @classmethod
-    def pick(cls, arguments: dict[str, Any]) -> TaskLimits:
-        """The limits among a task function's arguments (pass ``locals()``)."""
-        return cls(**{k: v for k, v in arguments.items() if k in cls.model_fields})
-
-    @classmethod
     def from_args(cls, arguments: dict[str, Any]) -> TaskLimits:
         """The limits for a task's ``-T`` arguments: the profile's, overridden by those given.
+        The one place every benchmark task (synthetic, MLE-bench, MLE-Dojo) turns its ``-T``
+        arguments into limits.
 
-        An unknown argument or a bad value is a one-line error naming it.
+        An unknown argument, a bad value, or a limit the chosen sandbox cannot enforce
+        (set away from its default) is a one-line error naming it.
         """
         values = profile_values(arguments.get("profile") or DEFAULT_PROFILE)
         values.update(arguments)
@@ -196,11 +194,29 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
                 f"limits are: {', '.join(cls.model_fields)}"
             )
         try:
-            return cls(**values)
+            limits = cls(**values)
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(str(part) for part in error["loc"])
             raise SandmleError(f"task argument {where}: {error['msg']}") from None
+        limits.check_enforced(set(arguments))
+        return limits
+
+    def check_enforced(self, given: set[str]) -> None:
+        """Raise unless every limit in `given` that differs from its default is one this
+        sandbox enforces (``-T cpus=1`` under ``sandbox=local`` would be a silent no-op)."""
+        ignored = [
+            name
+            for name in sorted(given & SANDBOX_FIELDS)
+            if name not in ENFORCED[self.sandbox]
+            and getattr(self, name) != type(self).model_fields[name].default
+        ]
+        if ignored:
+            enforced = ", ".join(sorted(ENFORCED[self.sandbox])) or "none of them"
+            raise SandmleError(
+                f"sandbox {self.sandbox!r} does not enforce {', '.join(ignored)} "
+                f"(it enforces: {enforced}); drop the argument or pick another sandbox"
+            )
 
     def sandbox_limits(self) -> SandboxLimits:
         return SandboxLimits(
@@ -215,6 +231,24 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
             gpus=self.gpus,
             threads=self.threads,
         )
+
+
+SANDBOX_FIELDS = frozenset(
+    {
+        "memory_mb", "max_processes", "disk_mb", "cpu_time_s", "file_size_mb", "shm_mb",
+        "cpus", "gpus", "threads", "agent_extras", "image", "k8s_data_claim", "warm_python",
+    }
+)  # fmt: skip
+"""`TaskLimits` fields a sandbox enforces (or not); the others hold for every sandbox."""
+_CONTAINER = SANDBOX_FIELDS - {"warm_python", "k8s_data_claim"}
+ENFORCED: dict[str, frozenset[str]] = {
+    "bwrap": SANDBOX_FIELDS - {"image", "k8s_data_claim"},
+    "docker": _CONTAINER - {"disk_mb"},  # no size limit on the container's own layer
+    # k8s: cpu_time_s, file_size_mb and max_processes are pod annotations only
+    "k8s": (_CONTAINER | {"k8s_data_claim"}) - {"cpu_time_s", "file_size_mb", "max_processes"},
+    "local": frozenset(),
+}
+"""Per sandbox, the sandbox fields it puts in force (tests read each back from inside)."""
 
 
 def competition_task(

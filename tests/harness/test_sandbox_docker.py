@@ -62,11 +62,10 @@ def test_limits_are_applied() -> None:
         memory_mb=3000, max_processes=99, cpu_time_s=77, file_size_mb=5, cpus=1.5, shm_mb=4096
     )
     service = _service(compose_for(public_dir="/p", limits=limits))
-    assert service["deploy"]["resources"]["limits"] == {"memory": "3000m", "cpus": "1.5"}
-    assert service["pids_limit"] == 99
+    assert (service["mem_limit"], service["cpus"], service["pids_limit"]) == ("3000m", 1.5, 99)
     assert service["ulimits"] == {"cpu": 77, "fsize": 5 * 1024**2}
     assert service["shm_size"] == "4096m"
-    assert "reservations" not in service["deploy"]["resources"]
+    assert "deploy" not in service  # no GPUs asked for
 
 
 @pytest.mark.parametrize(("gpus", "count"), [(2, 2), (-1, "all")])
@@ -106,7 +105,7 @@ def test_inspect_accepts_the_compose_file(tmp_path: Path) -> None:
 
 def test_dockerfile_installs_the_ml_stack() -> None:
     text = DOCKERFILE.read_text()
-    assert text.startswith("#") and "FROM python:3.11-slim" in text
+    assert text.startswith("#") and "ARG BASE_IMAGE=python:3.11-slim\nFROM ${BASE_IMAGE}" in text
     for package in ("numpy", "pandas", "scikit-learn", "scipy", "pillow", "${EXTRA_PACKAGES}"):
         assert package in text
 

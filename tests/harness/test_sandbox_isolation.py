@@ -89,6 +89,8 @@ SYSCALLS = {
     "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
     "io_uring_register": 427, "kexec_load": 246, "kexec_file_load": 320, "init_module": 175,
     "finit_module": 313, "delete_module": 176, "setns": 308, "open_tree": 428, "fsopen": 430,
+    "pidfd_open": 434, "pidfd_getfd": 438, "process_madvise": 440, "process_mrelease": 448,
+    "kcmp": 312, "migrate_pages": 256, "move_pages": 279,
 }  # fmt: skip
 CLONE_NEWUSER = 0x10000000
 PROBE = f"""
@@ -98,7 +100,8 @@ libc.syscall.restype = ctypes.c_long
 params = ctypes.create_string_buffer(120)
 args = {{"unshare": ({CLONE_NEWUSER},), "clone": ({CLONE_NEWUSER} | signal.SIGCHLD, 0),
         "io_uring_setup": (1, params), "keyctl": (0, -3), "add_key": (b"user", b"k", b"v", 1, -3),
-        "request_key": (b"user", b"k", None, 0), "userfaultfd": (0,)}}
+        "request_key": (b"user", b"k", None, 0), "userfaultfd": (0,),
+        "pidfd_open": (os.getpid(), 0), "kcmp": (os.getpid(), os.getpid(), 0, 0, 0)}}
 out = {{}}
 for name, number in {SYSCALLS!r}.items():
     ctypes.set_errno(0)
@@ -253,6 +256,14 @@ def test_fifo_at_a_write_path_does_not_block(config: BwrapConfig) -> None:
     assert text == "id,y\n1,2\n"
 
 
+async def _exists(sandbox: SandboxEnvironment, path: str) -> bool:
+    try:
+        await sandbox.read_file(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 @needs_root
 def test_paths_swapped_between_check_and_open_never_reach_the_host(
     config: BwrapConfig, tmp_path: Path
@@ -260,9 +271,10 @@ def test_paths_swapped_between_check_and_open_never_reach_the_host(
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("host-secret")
-    swapper = (  # d flips between the agent's dir and a link to a host dir, f.txt likewise
-        f"end=$((SECONDS + 4)); while [ $SECONDS -lt $end ]; do "
-        f"rm -rf d; ln -sfn {outside} d; sleep 0.001; rm -f d; mkdir d; "
+    swapper = (  # d flips between the agent's dir and a link to a host dir, f.txt likewise,
+        # until the hammer has met the links (stop) or a minute passed
+        f"touch started; end=$((SECONDS + 60)); while [ ! -e stop ] && [ $SECONDS -lt $end ];"
+        f" do rm -rf d; ln -sfn {outside} d; sleep 0.001; rm -f d; mkdir d; "
         f"ln -sfn {outside}/secret.txt d/f.txt; sleep 0.001; done"
     )
 
@@ -270,8 +282,14 @@ def test_paths_swapped_between_check_and_open_never_reach_the_host(
         outcomes: list[str] = []
 
         async def hammer() -> None:
-            await asyncio.sleep(0.3)
-            for i in range(150):
+            # Under load the swapper may start late: go once it runs, stop once the race
+            # was met often enough (not after a fixed count that a slow host may not reach).
+            deadline = time.monotonic() + 60
+            while not await _exists(sandbox, "started") and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            i = 0
+            while outcomes.count("PermissionError") < 20 and time.monotonic() < deadline:
+                i += 1
                 for action in (
                     sandbox.write_file(f"d/w{i}.txt", "agent-data"),
                     sandbox.write_file("d/f.txt", "agent-data"),
@@ -280,10 +298,11 @@ def test_paths_swapped_between_check_and_open_never_reach_the_host(
                 ):
                     try:
                         outcomes.append(str(await action))
-                    except (PermissionError, FileNotFoundError, NotADirectoryError) as error:
+                    except OSError as error:  # refused: a link or a vanished dir was met
                         outcomes.append(type(error).__name__)
+            await sandbox.write_file("stop", "")
 
-        await asyncio.gather(sandbox.exec(["bash", "-c", swapper]), hammer())
+        await asyncio.gather(sandbox.exec(["bash", "-c", swapper], timeout=120), hammer())
         return outcomes
 
     outcomes = in_sample(config, body)

@@ -78,6 +78,8 @@ class Sample:
             raise AssertionError(f"warm server not ready: {self.log()}")
 
     def log(self) -> str:
+        if self.sandbox.warm is not None:
+            self.sandbox.warm.log.sync()
         path = self.sandbox.dirs.root / LOG_NAME
         return path.read_text() if path.exists() else ""
 
@@ -101,7 +103,8 @@ class Sample:
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sample]:
     base = tmp_path_factory.mktemp("warm") / "sandboxes"
-    warm = WarmPythonConfig(enabled=True, start="sample")  # ready before the first case
+    # ready before the first case; every case to the server, trivial ones too
+    warm = WarmPythonConfig(enabled=True, start="sample", cold_trivial=False)
     config = BwrapConfig(limits=LIMITS, base_dir=base, warm_python=warm)
     live = Sample(config)
     try:
@@ -513,7 +516,8 @@ def test_a_file_that_shadows_a_loaded_module_runs_cold(sample: Sample) -> None:
 
 def test_libraries_are_imported_when_a_run_first_names_them(tmp_path: Path) -> None:
     """On demand (the default): the server imports nothing until a run's source names a
-    preload module; then it imports it once, before that run and for every later one."""
+    preload module; then it imports it once, before that run and for every later one. A
+    run naming none of them goes straight to the real interpreter (cold_trivial)."""
     config = BwrapConfig(
         limits=LIMITS, base_dir=tmp_path / "b", warm_python=WarmPythonConfig(enabled=True)
     )
@@ -521,7 +525,10 @@ def test_libraries_are_imported_when_a_run_first_names_them(tmp_path: Path) -> N
     try:
         present = "import sys\nprint([m for m in ('numpy', 'pandas', 'scipy') if m in sys.modules])"
         names_pandas = "import sys\nhad = 'pandas' in sys.modules\nimport pandas\nprint(had)"
+        live.loop.run_until_complete(live.sandbox.write_file("plain.py", "print(6 * 7)\n"))
         outs = [
+            live.exec(["python", "-c", "print(6 * 7)"]).stdout,  # trivial: never reaches it
+            live.exec(["python", "plain.py"]).stdout,
             live.exec(["python", "-c", present]).stdout,
             live.exec(["python", "-c", names_pandas]).stdout,
             live.exec(["python", "-c", present]).stdout,
@@ -535,6 +542,8 @@ def test_libraries_are_imported_when_a_run_first_names_them(tmp_path: Path) -> N
     finally:
         live.close()
     assert outs == [
+        "42\n",
+        "42\n",
         "[]\n",
         "True\n",
         "['numpy', 'pandas']\n",
@@ -567,7 +576,7 @@ x = "import not_at_line_start"
 
 
 def test_the_warm_dir_holds_the_launcher_the_package_and_the_client(tmp_path: Path) -> None:
-    host = prepare_warm_dir(tmp_path, "/usr/bin/python3")
+    host = prepare_warm_dir(tmp_path, "/usr/bin/python3", WarmPythonConfig())
     modules = {p.name for p in SERVER_SOURCE.glob("*.py")} - {"launcher.py"}
     assert {p.name for p in (host / WARM_PACKAGE).iterdir()} == modules
     assert (host / SERVER_SCRIPT).read_text() == (SERVER_SOURCE / "launcher.py").read_text()
@@ -619,6 +628,8 @@ def test_server_starts_at_the_first_python_exec(tmp_path: Path) -> None:
             started_early = sandbox.warm is not None
             code = "import sys; print('sklearn' in sys.modules)"
             result = await sandbox.exec(["bash", "-c", f'python -c "{code}"'])
+            assert sandbox.warm is not None
+            sandbox.warm.log.sync()
             return started_early, result, (sandbox.dirs.root / LOG_NAME).read_text()
         finally:
             await BwrapSandboxEnvironment.sample_cleanup("lazy", config, envs, False)

@@ -20,6 +20,10 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from inspect_ai.util import OutputLimitExceededError
 
 _READ_CHUNK = 64 * 1024
+OUTPUT_GRACE_S = 0.5
+"""How long output is still read once the exec's process tree is gone: what it wrote is in
+the pipe by then; a process outside its PID namespace (a warm run whose monitor was killed)
+holding the pipe must not keep the exec open until its timeout."""
 
 
 @dataclass
@@ -76,6 +80,20 @@ def _read_child_pid(info_fd: int) -> int | None:
         return None  # bwrap died before it got that far
 
 
+@dataclass
+class _Info:
+    """bwrap's `--info-fd` pipe, read once (after bwrap exited, the JSON is all there)."""
+
+    fd: int
+    read: bool = False
+    child_pid: int | None = None
+
+    def pid(self) -> int | None:
+        if not self.read:
+            self.read, self.child_pid = True, _read_child_pid(self.fd)
+        return self.child_pid
+
+
 def _alive(child_pid: int) -> bool:
     """Whether the sandbox's init (a bwrap process) still runs."""
     try:
@@ -114,6 +132,17 @@ async def _pump(stream: ByteReceiveStream, buffer: _CappedBuffer, process: Proce
         buffer.add(chunk)
         if buffer.overflowed:
             kill_group(process)
+
+
+async def _end_reading(process: Process, info: _Info, io: anyio.CancelScope) -> None:
+    """Stop reading output OUTPUT_GRACE_S after the exec's process tree is gone (bwrap
+    exited and its PID namespace emptied), whoever still holds the pipes."""
+    await process.wait()
+    child_pid = info.pid()
+    if child_pid is not None and _alive(child_pid):
+        await anyio.to_thread.run_sync(_wait_namespace_gone, child_pid)
+    await anyio.sleep(OUTPUT_GRACE_S)
+    io.cancel()
 
 
 async def _feed(stream: ByteSendStream, data: bytes) -> None:
@@ -283,6 +312,7 @@ async def _supervise(
     disk_watch: DiskWatch | None,
 ) -> ProcessOutcome:
     out, err = _CappedBuffer(max_output), _CappedBuffer(max_output)
+    info = _Info(info_read)
     state: dict = {"process": process, "disk_exceeded": False}
     try:
         with anyio.fail_after(timeout):
@@ -295,6 +325,7 @@ async def _supervise(
                     io.start_soon(_pump, process.stderr, err, process)
                     if input is not None and process.stdin is not None:
                         io.start_soon(_feed, process.stdin, input)
+                    watcher.start_soon(_end_reading, process, info, io.cancel_scope)
                 returncode = await process.wait()
                 watcher.cancel_scope.cancel()
     finally:
@@ -302,7 +333,7 @@ async def _supervise(
         with anyio.CancelScope(shield=True):
             await process.wait()
             await process.aclose()
-            child_pid = _read_child_pid(info_read)
+            child_pid = info.pid()
             os.close(info_read)
             if child_pid is not None and _alive(child_pid):  # usually gone already
                 await anyio.to_thread.run_sync(_wait_namespace_gone, child_pid)

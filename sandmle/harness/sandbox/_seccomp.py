@@ -18,8 +18,10 @@ DENIED = (
     # mounts and namespaces
     "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig",
     "fsmount", "fspick", "mount_setattr", "setns",
-    # other processes' memory
-    "ptrace", "process_vm_readv", "process_vm_writev",
+    # other processes' memory and fds: the warm server and the runs it forks share a uid
+    # and a PID namespace, so nothing may reach into another process (its fds, its pages)
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd",
+    "process_madvise", "process_mrelease", "kcmp", "migrate_pages", "move_pages",
     # kernel attack surface
     "perf_event_open", "bpf", "userfaultfd", "io_uring_setup", "io_uring_enter",
     "io_uring_register", "open_by_handle_at", "name_to_handle_at",

@@ -429,7 +429,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     def _prepare_warm(self) -> None:
         if self.config.warm_python.enabled:
-            prepare_warm_dir(self.dirs.root, self._warm_python)
+            prepare_warm_dir(self.dirs.root, self._warm_python, self.config.warm_python)
             if self.config.warm_python.start == "sample":
                 self._start_warm()
 

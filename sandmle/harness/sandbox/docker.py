@@ -6,6 +6,8 @@ task mounts each sample's own public dir. Use it as `sandbox=("docker", str(path
 with `path = write_compose(...)`.
 """
 
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,11 +51,6 @@ def compose_for(
     """
     source = PUBLIC_DIR_FROM_METADATA if public_dir is None else str(Path(public_dir).resolve())
     mount = {"type": "bind", "source": source, "target": DATA_DIR, "read_only": True}
-    resources: dict[str, Any] = {"limits": {"memory": f"{limits.memory_mb}m"}}
-    if limits.cpus is not None:
-        resources["limits"]["cpus"] = str(limits.cpus)
-    if limits.gpus != 0:
-        resources |= _gpu_reservation(limits.gpus)
     mib = 1024**2
     service = {
         "image": image,
@@ -65,12 +62,18 @@ def compose_for(
         "volumes": [mount],
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges:true"],
+        # Service-level caps, no deploy.resources.limits: compose v2 refuses a `pids_limit`
+        # beside a deploy limits block that does not repeat it.
+        "mem_limit": f"{limits.memory_mb}m",
         "pids_limit": limits.max_processes,
         "shm_size": f"{limits.shm_mb}m",
         "ulimits": {"cpu": limits.cpu_time_s, "fsize": limits.file_size_mb * mib},
-        "deploy": {"resources": resources},
         "environment": {"SANDMLE_SUBMISSION_DIR": SUBMISSION_DIR, **_thread_env(limits.threads)},
     }
+    if limits.cpus is not None:
+        service["cpus"] = limits.cpus
+    if limits.gpus != 0:
+        service["deploy"] = {"resources": _gpu_reservation(limits.gpus)}
     return {"services": {"default": service}}
 
 
@@ -100,21 +103,60 @@ def _docker_client() -> Any:
     return client
 
 
-def build_image(tag: str = DEFAULT_IMAGE, extra_packages: Sequence[str] = ()) -> str:
-    """Build the agent image from the packaged Dockerfile; returns the image id."""
+def _build_context(where: Path, wheels: Path | None) -> Path:
+    """The Dockerfile and a ``wheels/`` dir (a copy of `wheels`, else empty)."""
+    shutil.copyfile(DOCKERFILE, where / DOCKERFILE.name)
+    if wheels is None:
+        (where / "wheels").mkdir()
+    else:
+        if not any(wheels.glob("*.whl")):
+            raise SandmleError(f"no wheels in {wheels}; fetch them with `pip download -d {wheels}`")
+        shutil.copytree(wheels, where / "wheels")
+    return where
+
+
+def build_image(
+    tag: str = DEFAULT_IMAGE,
+    extra_packages: Sequence[str] = (),
+    *,
+    base_image: str | None = None,
+    wheels: Path | None = None,
+) -> str:
+    """Build the agent image from the packaged Dockerfile; returns the image id.
+
+    `base_image`: a local image with python3 and pip instead of ``python:3.11-slim`` (which
+    needs a registry). `wheels`: install the ML stack from these wheels only, with no network
+    in the build (``pip install --no-index``).
+    """
     client = _docker_client()  # first: it turns a missing SDK into a pip hint
     import docker
 
-    try:
-        image, _ = client.images.build(
-            path=str(DOCKERFILE.parent),
-            dockerfile=DOCKERFILE.name,
-            tag=tag,
-            buildargs={"EXTRA_PACKAGES": " ".join(extra_packages)},
-            rm=True,
-        )
-    except docker.errors.BuildError as ex:
-        raise SandmleError(f"building {tag} failed: {ex.msg}") from ex
-    except docker.errors.APIError as ex:
-        raise SandmleError(f"Docker engine refused the build of {tag}: {ex}") from ex
+    buildargs = {"EXTRA_PACKAGES": " ".join(extra_packages)}
+    if base_image is not None:
+        buildargs["BASE_IMAGE"] = base_image
+    if wheels is not None:
+        buildargs["PIP_OPTIONS"] = "--no-index --find-links /tmp/wheels"
+    with tempfile.TemporaryDirectory(prefix="sandmle-image-") as tmp:
+        context = _build_context(Path(tmp), wheels)
+        try:
+            image, _ = client.images.build(
+                path=str(context),
+                dockerfile=DOCKERFILE.name,
+                tag=tag,
+                buildargs=buildargs,
+                rm=True,
+                pull=False,
+                network_mode="none" if wheels is not None else None,
+            )
+        except docker.errors.BuildError as ex:
+            raise SandmleError(f"building {tag} failed: {_last_lines(ex)}") from ex
+        except docker.errors.APIError as ex:
+            raise SandmleError(f"Docker engine refused the build of {tag}: {ex}") from ex
     return str(image.id)
+
+
+def _last_lines(error: Any) -> str:
+    """The build's message and its last log lines, on one line."""
+    logs = [str(entry.get("stream", "")).strip() for entry in getattr(error, "build_log", [])]
+    tail = " | ".join(line for line in logs if line)[-400:]
+    return f"{error.msg} ({tail})" if tail else str(error.msg)

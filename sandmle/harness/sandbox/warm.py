@@ -27,14 +27,18 @@ and listening on its socket from the start, and stopping it.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import shlex
 import shutil
 import signal
 import socket
+import struct
 import subprocess
+import termios
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +65,9 @@ SERVER_SOURCE = SCRIPTS_DIR / "warm_server"
 _LAUNCHER = "launcher.py"
 HOST_DIR_NAME = "warm"
 LOG_NAME = "warm-server.log"
+MAX_LOG_BYTES = 1024**2
+"""Host bytes of a sample's server log: the log lives on the host, outside the sample's
+quota, and a run can make the server write (one line per connection)."""
 READY_LINE = b"ready\n"
 DEFAULT_PRELOAD = (
     "numpy", "pandas", "scipy", "scipy.stats", "scipy.sparse", "scipy.ndimage", "sklearn",
@@ -96,8 +103,15 @@ class WarmPythonConfig(BaseModel, frozen=True):
 
     imports: Literal["on_demand", "eager"] = "on_demand"
     """``on_demand``: a preload module is imported in the server the first time a run names
-    it (that run pays the import, later ones do not; unused modules cost nothing). ``eager``:
-    all of them before the server is ready (runs that come meanwhile wait for it)."""
+    it (that run waits for the import, which costs it what its own import would; later ones
+    do not; unused modules cost nothing). ``eager``: all of them before the server is ready
+    (runs that come meanwhile wait for it)."""
+
+    cold_trivial: bool = True
+    """A run whose source names none of the preload modules (``python -c pass``, a script
+    importing only the standard library) goes straight to the real interpreter: a fork of
+    the server saves nothing there, and the client's own start would cost more. Off: every
+    servable run goes to the server (the tests of the server's fidelity do that)."""
 
 
 def wants_server(config: WarmPythonConfig, cmd: list[str]) -> bool:
@@ -105,17 +119,37 @@ def wants_server(config: WarmPythonConfig, cmd: list[str]) -> bool:
     return config.enabled and config.start == "first_python" and any("python" in a for a in cmd)
 
 
-def _shim_text(python: str) -> str:
-    """The client script, started by the agent's Python with ``-S -I`` (fast, stdlib only)."""
+def _shim_text(python: str, config: WarmPythonConfig) -> str:
+    """The shim: the client script, started by the agent's Python with ``-S -I`` (fast,
+    stdlib only), behind a sh front that sends trivial runs cold (`cold_trivial`)."""
     client = (SCRIPTS_DIR / "warm_client.py").read_text()
     interpreter = python
-    if len(interpreter) < _MAX_SHEBANG and not any(c.isspace() for c in interpreter):
-        return f"#!{interpreter} -SI\n{client}"
-    # A path the kernel's #! line cannot hold: go through sh (one more exec).
-    return f'#!/bin/sh\nexec {shlex.quote(interpreter)} -SI {WARM_DIR}/client.py "$@"\n'
+    to_client = f'exec "$py" -SI {WARM_DIR}/client.py "$@"\n'
+    if not config.cold_trivial:
+        if len(interpreter) < _MAX_SHEBANG and not any(c.isspace() for c in interpreter):
+            return f"#!{interpreter} -SI\n{client}"
+        # A path the kernel's #! line cannot hold: go through sh (one more exec).
+        return f"#!/bin/sh\npy={shlex.quote(interpreter)}\n{to_client}"
+    names = sorted({module.partition(".")[0] for module in config.preload})
+    patterns = "|".join(f"*{name}*" for name in names)
+    grep = " ".join(f"-e {shlex.quote(name)}" for name in names)
+    # sh costs ~1 ms; a run here that names none of the modules is the interpreter itself.
+    return (
+        "#!/bin/sh\n"
+        "# sandmle's warm Python shim: a run naming none of the server's modules runs cold at\n"
+        "# once; -m and other flags too; the rest goes to the client (warm_client.py).\n"
+        f"py={shlex.quote(interpreter)}\n"
+        'case "$1" in\n'
+        f'-c) case "$2" in {patterns}) ;; *) exec "$py" "$@" ;; esac ;;\n'
+        "-|'') ;;\n"
+        '-*) exec "$py" "$@" ;;\n'
+        f'*) if [ -f "$1" ] && ! grep -qsF {grep} -- "$1"; then exec "$py" "$@"; fi ;;\n'
+        "esac\n"
+        f"{to_client}"
+    )
 
 
-def prepare_warm_dir(root: Path, python: str) -> Path:
+def prepare_warm_dir(root: Path, python: str, config: WarmPythonConfig) -> Path:
     """Write the shims and the server into ``<root>/warm`` (mounted read-only at WARM_DIR):
     ``server.py`` (the launcher), ``sandmle_warm/`` (the server's package), ``client.py``."""
     host = root / HOST_DIR_NAME
@@ -131,12 +165,54 @@ def prepare_warm_dir(root: Path, python: str) -> Path:
     for source, target in copies.items():
         shutil.copyfile(source, target)
         target.chmod(0o644)
-    text = _shim_text(python)
+    text = _shim_text(python, config)
     for name in SHIM_NAMES:
         shim = host / "bin" / name
         shim.write_text(text)
         shim.chmod(0o755)
     return host
+
+
+class ServerLog:
+    """The server's stderr, copied into its host log up to MAX_LOG_BYTES; past that the pipe
+    is still drained (a blocked write would stall the server), with one line saying so."""
+
+    def __init__(self, read_fd: int, path: Path) -> None:
+        self.read_fd = read_fd
+        self.path = path
+        self.busy = threading.Lock()  # held while a chunk read is being written
+
+    def copy(self) -> None:
+        written = 0
+        with open(self.path, "ab", buffering=0) as log:
+            while True:
+                try:
+                    chunk = os.read(self.read_fd, 65536)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    break
+                with self.busy:
+                    if written < MAX_LOG_BYTES:
+                        log.write(chunk[: MAX_LOG_BYTES - written])
+                        written += len(chunk)
+                        if written >= MAX_LOG_BYTES:
+                            log.write(f"\n[log cut at {MAX_LOG_BYTES} bytes]\n".encode())
+        fd, self.read_fd = self.read_fd, -1
+        os.close(fd)
+
+    def sync(self, limit_s: float = 5.0) -> None:
+        """Wait until what the server has written so far is in the file (for readers)."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            try:
+                pending = struct.unpack("i", fcntl.ioctl(self.read_fd, termios.FIONREAD, b"\0" * 4))
+            except OSError:
+                return  # closed: all copied
+            if pending[0] == 0 and self.busy.acquire(blocking=False):
+                self.busy.release()
+                return
+            time.sleep(0.001)
 
 
 @dataclass
@@ -146,6 +222,7 @@ class WarmServer:
     process: subprocess.Popen
     host_dir: Path
     ready: threading.Event
+    log: ServerLog
     stopped: bool = False
 
     def stop(self) -> None:
@@ -206,12 +283,18 @@ def start_server(
     cmd += ["--preload", ",".join(config.preload)]
     if config.imports == "eager":
         cmd.append("--eager")
-    log_fd = os.open(root / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log_r, log_w = os.pipe2(os.O_CLOEXEC)
+    (root / LOG_NAME).touch(0o600)
     try:
-        process = spawn(cmd, (fd,), log_fd)
+        process = spawn(cmd, (fd,), log_w)
+    except BaseException:
+        os.close(log_r)
+        raise
     finally:
         listener.close()  # only the server holds it: a dead server refuses, never hangs
-        os.close(log_fd)
-    server = WarmServer(process=process, host_dir=host_dir, ready=threading.Event())
+        os.close(log_w)
+    log = ServerLog(log_r, root / LOG_NAME)
+    server = WarmServer(process=process, host_dir=host_dir, ready=threading.Event(), log=log)
     threading.Thread(target=_await_ready, args=(server,), daemon=True).start()
+    threading.Thread(target=log.copy, daemon=True).start()
     return server

@@ -35,6 +35,18 @@ from .run import become_run
 
 PR_SET_CHILD_SUBREAPER = 36
 _BOUNCE_FDS = 5  # the connection, the run's fds 0-2, the request in a memfd
+MAX_LOG_LINE = 300
+"""Characters of one log line: a line quotes what a run sent (an env key), never all of it."""
+OURS: set[int] = set()
+"""In the server: the monitors it forked; any other child is an orphan (see serve)."""
+
+
+def forget_wakeup(wake: int) -> None:
+    """In a fresh fork of the server: drop its child-death wakeup, so neither a monitor nor
+    a run inherits the server's SIGCHLD handler (a run starts with SIG_DFL)."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.close(wake)
 
 
 class ServerFds:
@@ -58,6 +70,8 @@ class ServerFds:
 
 def log(line: str) -> None:
     """One line per connection to the server's stderr (a host-side log the tests read)."""
+    if len(line) > MAX_LOG_LINE:
+        line = f"{line[:MAX_LOG_LINE]}... ({len(line)} chars)"
     try:
         os.write(2, f"{line}\n".encode())
     except OSError:
@@ -180,7 +194,7 @@ def _bounce(
     return True
 
 
-def take_bounce(fds_: ServerFds, libc: ctypes.CDLL) -> Job | None:
+def take_bounce(fds_: ServerFds, libc: ctypes.CDLL, wake: int) -> Job | None:
     """In the server: import what a bounced run named, then fork a monitor that answers it.
     Returns a Job only in that run's process."""
     try:
@@ -207,9 +221,11 @@ def take_bounce(fds_: ServerFds, libc: ctypes.CDLL) -> Job | None:
     gc.freeze()
     pid = os.fork()
     if pid == 0:
+        forget_wakeup(wake)
         fds_.close()
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         return _monitor(socket.socket(fileno=conn_fd), request, stdio)
+    OURS.add(pid)
     IMPORTED_NOW.clear()
     for fd in (conn_fd, *stdio):
         os.close(fd)
@@ -231,12 +247,19 @@ def _monitor(conn: socket.socket, request: tuple, stdio: list[int]) -> Job:
 
 
 def _relay(conn: socket.socket, pid: int) -> None:
-    """Forward the client's signals to the run; report its end; kill it if the client goes."""
-    pidfd = os.pidfd_open(pid)
+    """Forward the client's signals to the run; report its end; kill it if the client goes.
+    (A child's death wakes the wait through SIGCHLD: pidfd_open is denied in the sandbox.)"""
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     while True:
-        ready, _, _ = select.select([conn.fileno(), pidfd], [], [])
-        if pidfd in ready:
-            _, status = os.waitpid(pid, 0)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if not done:
+            ready, _, _ = select.select([conn.fileno(), wake_r], [], [])
+            if wake_r in ready:
+                _drain(wake_r)
+                continue
+        else:
             _descendants_kill(pid)
             if os.WIFSIGNALED(status):
                 result = (False, os.WTERMSIG(status))
@@ -268,7 +291,7 @@ def _descendants_kill(run_pid: int) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     while True:
-        for pid in _children():
+        for pid in children():
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -279,7 +302,15 @@ def _descendants_kill(run_pid: int) -> None:
             return
 
 
-def _children() -> list[int]:
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def children() -> list[int]:
     me = os.getpid()
     found: list[int] = []
     try:

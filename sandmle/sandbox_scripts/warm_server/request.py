@@ -18,7 +18,9 @@ import sys
 
 STDIO_FDS = 3
 HEADER = struct.Struct("!I")
-MAX_REQUEST = 16 * 1024 * 1024
+MAX_REQUEST = 2 * 1024 * 1024
+"""Bytes of one request: about what execve can carry (ARG_MAX under the default 8 MiB stack);
+a larger one is dropped and its client runs cold."""
 # Variables read at interpreter start or at a library's import: a run whose value differs
 # from the server's would not behave as a fresh process, so it runs cold.
 _IMPORT_TIME_PREFIXES = (
