@@ -88,6 +88,7 @@ def _metric(key: str) -> str:
 
 
 PINNED = ("rank", "model", "scaffold")
+PAIRS_NOTE = tables.PAIRS_NOTE
 METHOD = (
     "Rates in % with a 95% Wilson interval and k/n (n = sample-epochs; clustered by "
     "competition when a competition ran more than once). Rank = 1 + entrants of the benchmark "
@@ -114,13 +115,14 @@ def leaderboard_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
 def comparisons_view(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     """Paired comparisons of the chosen entrants (default: the six best ranked)."""
     st.markdown("**Paired comparisons** (any medal, on the competitions both entrants ran)")
-    entrants = list(dict.fromkeys(table["model"] + " · " + table["scaffold"]))
+    st.caption(PAIRS_NOTE)
+    entrants = list(dict.fromkeys(tables.entrant_names(table)))
     chosen = st.multiselect("Entrants", entrants, default=entrants[:6], key="compare")
     if len(chosen) < 2:
         st.info("Choose two or more entrants to compare.")
         return
-    picked = samples[(samples["model"] + " · " + samples["scaffold"]).isin(chosen)]
-    pairs = tables.pairwise_table(picked)
+    picked = samples[tables.entrant_names(samples).isin(chosen)]
+    pairs = tables.pairwise_table(picked, order=entrants)
     if pairs["benchmark"].nunique() == 1:
         pairs = pairs.drop(columns="benchmark")
     st.dataframe(pairs, hide_index=True, key="pairs")

@@ -82,7 +82,12 @@ def report_html(loaded: LoadedLogs, log_dirs: Sequence[str | Path]) -> str:
         "<h2>Leaderboard</h2>",
         _table_html(tables.display_table(table)),
         "<h2>Paired comparisons (any medal, each entrant against the next one down)</h2>",
-        _table_html(tables.pairwise_table(loaded.samples, adjacent=True)),
+        f"<p class='note'>{html.escape(tables.PAIRS_NOTE)}</p>",
+        _table_html(
+            tables.pairwise_table(
+                loaded.samples, adjacent=True, order=list(tables.entrant_names(table))
+            )
+        ),
         "<h2>Charts</h2>",
         *(_figure_html(fig, i == 0) for i, fig in enumerate(figures)),
         "<h2>Drop from each model's best scaffold (any medal, points)</h2>",

@@ -16,6 +16,8 @@ from rich.console import Console
 
 from sandmle.errors import SandmleError
 from sandmle.leaderboard.logs import load_logs
+from sandmle.leaderboard.stats import MIN_DECIDABLE
+from sandmle.leaderboard.tables import leaderboard_table
 from sandmle.study.config import BenchmarkEntry, ModelEntry, ScaffoldEntry, StudyConfig
 from sandmle.study.report import write_report
 from sandmle.study.runner import run_study
@@ -28,12 +30,14 @@ DEMO_STEPS = 2
 
 
 def demo_tasks(pack: Path) -> list[str]:
-    """The first task of each modality in the pack: the demo stays within minutes."""
+    """Every task of the pack, modalities interleaved (the pack's order).
+
+    All 12: the paired test needs at least ``MIN_DECIDABLE`` (6) shared competitions before
+    any outcome can be significant, so with the first task of each modality (5) no pair of
+    the demo could ever be told apart.
+    """
     index = yaml.safe_load((pack / PACK_FILE).read_text(encoding="utf-8")) or {}
-    first: dict[str, str] = {}
-    for entry in index.get("tasks", []):
-        first.setdefault(str(entry.get("modality")), str(entry["id"]))
-    return list(first.values())
+    return [str(entry["id"]) for entry in index.get("tasks", [])]
 
 
 def demo_study(
@@ -81,8 +85,11 @@ def run_demo(
     with console.status("built-in pack: generating or verifying ..."):
         pack = builtin_pack_dir()
     console.print(f"built-in pack: {pack}")
-    console.print(f"evaluating {', '.join(DEMO_MODELS)} under 5 scaffolds; logs in {log_dir}")
     study = demo_study(pack, log_dir, full, tasks, warm_python)
+    count = len(tasks or demo_tasks(pack))
+    console.print(
+        f"evaluating {', '.join(DEMO_MODELS)} under 5 scaffolds on {count} tasks; logs in {log_dir}"
+    )
     ok = run_study(study)
     loaded = load_logs([log_dir])
     if loaded.runs.empty:
@@ -129,4 +136,18 @@ def reference_problems(samples: pd.DataFrame, unfinished: int = 0) -> list[str]:
         problems.append(
             f"{DEMO_MODELS[0]} any-medal {heuristic:.0%} is not above {DEMO_MODELS[1]} {floor:.0%}"
         )
+    elif samples["competition_id"].nunique() >= MIN_DECIDABLE:
+        problems += _rank_problems(samples)
     return problems
+
+
+def _rank_problems(samples: pd.DataFrame) -> list[str]:
+    """The heuristic must rank strictly above the floor under every pair of scaffolds."""
+    table = leaderboard_table(samples)
+    rank = table["rank"].str.rstrip("=").astype(int)
+    best_floor = rank[table["model"] == DEMO_MODELS[1]].min()
+    behind = table[(table["model"] == DEMO_MODELS[0]) & (rank >= best_floor)]
+    return [
+        f"{DEMO_MODELS[0]} · {row.scaffold} ranks {row.rank}, not above {DEMO_MODELS[1]}"
+        for row in behind.itertuples()
+    ]

@@ -64,7 +64,7 @@ def spread_table(table: pd.DataFrame, samples: pd.DataFrame) -> Table:
             out.add_row(
                 str(benchmark),
                 str(row["model"]),
-                str(row["best_scaffold"]),
+                str(row["best scaffold"]),
                 _cell(row["best"]),
                 _cell(row["worst"]),
                 _cell(row["spread"]),
