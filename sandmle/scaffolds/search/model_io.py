@@ -45,7 +45,7 @@ REPAIR_REVIEW = (
 )
 
 
-REPLY_CHARS = 20_000
+REPLY_CHARS = 100_000
 """A refused reply is kept up to this many characters (a rambling one can be far longer)."""
 
 
