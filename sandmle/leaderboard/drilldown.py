@@ -15,6 +15,7 @@ import streamlit as st
 
 from sandmle.harness.search_tree import SearchNode
 from sandmle.leaderboard import charts
+from sandmle.leaderboard.memo import memo
 from sandmle.leaderboard.tables import sample_grid
 from sandmle.leaderboard.transcript import (
     crash_line,
@@ -88,7 +89,10 @@ def samples_tab(samples: pd.DataFrame, log_dirs: list[str]) -> None:
     statuses = right.multiselect(
         "Status", ["medal", "valid", "invalid", "error"], key="sample_status"
     )
-    grid = filter_grid(sample_grid(samples), text, statuses)
+    full = memo("grid", samples, (), lambda: sample_grid(samples))
+    grid = memo(
+        "grid_filtered", full, (text, tuple(statuses)), lambda: filter_grid(full, text, statuses)
+    )
     st.caption(f"{len(grid)} of {len(samples)} sample-epochs. Click a row to explain it.")
     event = st.dataframe(
         grid,

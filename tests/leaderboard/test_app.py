@@ -17,6 +17,7 @@ from sandmle.leaderboard.cli import APP_FILE
 from sandmle.leaderboard.drilldown import sample_key
 from sandmle.leaderboard.logs import SkippedLogWarning, load_logs
 from sandmle.leaderboard.tables import GRID_COLUMNS
+from sandmle.leaderboard.transcript import mark_line
 
 from .conftest import BUGGY_CODE, CHECKPOINTS, MODELS, REACT_CODE, TRACEBACK
 
@@ -129,9 +130,11 @@ def test_sample_drill_down_explains_the_sample(
     assert (
         "bike-rentals" in set(report["value"]) and not report["value"].str.contains("/tmp/").any()
     )
-    app.selectbox(key="node").select(1).run()
+    picker = next(box for box in app.selectbox if box.label.startswith("Node"))
+    assert picker.key.startswith("node:")  # one picker per sample: labels never go stale
+    picker.select(1).run()
     codes = {code.value for code in app.code}
-    assert BUGGY_CODE in codes and TRACEBACK in codes
+    assert mark_line(BUGGY_CODE, 3) in codes and TRACEBACK in codes  # crashed at its line 3
     assert any(m.value == "KeyError" for m in app.metric)  # the failure kind, in a word
     link = next(b for b in app.get("link_button") if "Inspect View" in b.proto.label)
     assert "/samples/sample/" in link.proto.url
