@@ -103,5 +103,7 @@ def export(
     """Write the leaderboard, with every sample's drill-down, to one HTML file that opens offline."""
     from sandmle.leaderboard.export import export_html
 
-    path = export_html(existing_dirs(log_dirs), out)
-    typer.echo(f"wrote {path}")
+    dirs = existing_dirs(log_dirs)
+    typer.echo(f"reading logs under {', '.join(map(str, dirs))} ...")  # a line, also off a tty
+    path = export_html(dirs, out)
+    typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")

@@ -8,6 +8,8 @@ finished work.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -90,7 +92,9 @@ def run_demo(
     console.print(
         f"evaluating {', '.join(DEMO_MODELS)} under 5 scaffolds on {count} tasks; logs in {log_dir}"
     )
-    ok = run_study(study)
+    total = count * len(study.models) * len(study.scaffolds)
+    with ProgressLines(log_dir, total, console, enabled=not console.is_terminal):
+        ok = run_study(study)
     loaded = load_logs([log_dir])
     if loaded.runs.empty:
         raise SandmleError(
@@ -105,6 +109,53 @@ def run_demo(
     if problems:
         raise SandmleError("demo reference check failed: " + "; ".join(problems))
     return ok
+
+
+PROGRESS_EVERY_S = 20.0
+"""Without a terminal (Inspect's live display needs one) a progress line this often."""
+
+
+def samples_done(log_dir: Path) -> int:
+    """Sample-epochs the logs under ``log_dir`` hold so far (finished or still being written)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log_sample_summaries
+
+    done = 0
+    for info in list_eval_logs(str(log_dir)) if log_dir.exists() else []:
+        try:
+            done += len(read_eval_log_sample_summaries(info.name))
+        except Exception:  # noqa: BLE001 - a log being written may not read yet: count it later
+            continue
+    return done
+
+
+class ProgressLines:
+    """Prints ``progress: 14/120 samples, 1:40 elapsed`` every ``PROGRESS_EVERY_S`` seconds."""
+
+    def __init__(self, log_dir: Path, total: int, console: Console, enabled: bool) -> None:
+        self.log_dir, self.total, self.console, self.enabled = log_dir, total, console, enabled
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._start = time.monotonic()
+
+    def line(self) -> str:
+        minutes, seconds = divmod(int(time.monotonic() - self._start), 60)
+        done = min(samples_done(self.log_dir), self.total)
+        return f"progress: {done}/{self.total} samples, {minutes}:{seconds:02d} elapsed"
+
+    def _run(self) -> None:
+        while not self._stop.wait(PROGRESS_EVERY_S):
+            self.console.print(self.line(), highlight=False)
+
+    def __enter__(self) -> ProgressLines:
+        if self.enabled:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self.enabled:
+            self._thread.join(timeout=5)
+            self.console.print(self.line(), highlight=False)
 
 
 def _first_line(text: object, limit: int = 160) -> str:

@@ -181,3 +181,24 @@ def test_demo_with_a_broken_sandbox_fails_in_one_line(tmp_path: Path, broken: st
     assert last.startswith("error: "), proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     print(last)
+
+
+def test_progress_lines_without_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import time
+
+    from rich.console import Console
+
+    from sandmle.study import demo
+
+    monkeypatch.setattr(demo, "PROGRESS_EVERY_S", 0.2)
+    out = io.StringIO()
+    console = Console(file=out, width=80)  # a file: not a terminal
+    with demo.ProgressLines(tmp_path, 120, console, enabled=not console.is_terminal):
+        time.sleep(0.5)
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3 and all(line.startswith("progress: 0/120 samples") for line in lines)
+    quiet = io.StringIO()
+    with demo.ProgressLines(tmp_path, 1, Console(file=quiet), enabled=False):
+        time.sleep(0.3)
+    assert quiet.getvalue() == ""
