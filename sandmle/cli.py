@@ -224,13 +224,18 @@ def synth_group() -> typer.Typer:
 def demo(
     log_dir: Annotated[
         Path | None,
-        typer.Option(help="Where the demo's logs go [default: logs/demo-<generator version>]."),
+        typer.Option(
+            help="Where the demo's logs go (default: logs/demo-<generator version>; a rerun "
+            "resumes there)."
+        ),
     ] = None,
     full: Annotated[
-        bool, typer.Option(help="All 12 tasks and default search budgets (much longer).")
+        bool,
+        typer.Option(help="The tree scaffolds' default search budgets (the demo: 2 steps)."),
     ] = False,
     task: Annotated[
-        list[str], typer.Option("--task", help="Built-in pack task ids to run (repeatable).")
+        list[str],
+        typer.Option("--task", help="Built-in pack task ids to run (repeatable; default: all 12)."),
     ] = [],  # noqa: B006
     warm_python: Annotated[
         bool, typer.Option(help="Warm Python in each sample's sandbox (-T warm_python).")

@@ -17,6 +17,7 @@ import streamlit as st
 from sandmle.leaderboard import charts, tables
 from sandmle.leaderboard.drilldown import samples_tab
 from sandmle.leaderboard.logs import LoadedLogs, LogCache
+from sandmle.leaderboard.memo import memo
 
 if TYPE_CHECKING:
     from streamlit.elements.lib.column_types import ColumnConfig
@@ -63,21 +64,30 @@ def _dates(samples: pd.DataFrame) -> tuple[pd.Timestamp | None, pd.Timestamp | N
     return stamp(picked[0], False), stamp(picked[-1], True)
 
 
-def sidebar_filters(samples: pd.DataFrame) -> pd.DataFrame:
-    """The samples the sidebar's model, scaffold, benchmark and date filters keep."""
-    chosen = {
-        column: st.sidebar.multiselect(column.title(), sorted(samples[column].unique()), key=column)
-        for column in ("model", "scaffold", "benchmark")
-    }
-    since, until = _dates(samples)
-    return tables.filter_samples(
-        samples,
-        models=chosen["model"],
-        scaffolds=chosen["scaffold"],
-        benchmarks=chosen["benchmark"],
-        since=since,
-        until=until,
+def sidebar_filters(samples: pd.DataFrame) -> tuple[pd.DataFrame, tuple]:
+    """The samples the sidebar's model, scaffold, benchmark and date filters keep, and the
+    filters (a key for the tables computed from them)."""
+    columns = ("model", "scaffold", "benchmark")
+    options = memo(
+        "options", samples, (), lambda: {c: sorted(samples[c].unique()) for c in columns}
     )
+    chosen = {c: st.sidebar.multiselect(c.title(), options[c], key=c) for c in columns}
+    since, until = _dates(samples)
+    params = (*(tuple(v) for v in chosen.values()), since, until)
+    kept = memo(
+        "filtered",
+        samples,
+        params,
+        lambda: tables.filter_samples(
+            samples,
+            models=chosen["model"],
+            scaffolds=chosen["scaffold"],
+            benchmarks=chosen["benchmark"],
+            since=since,
+            until=until,
+        ),
+    )
+    return kept, params
 
 
 def _metric(key: str) -> str:
@@ -88,6 +98,7 @@ def _metric(key: str) -> str:
 
 
 PINNED = ("rank", "model", "scaffold")
+PAIRS_NOTE = tables.PAIRS_NOTE
 METHOD = (
     "Rates in % with a 95% Wilson interval and k/n (n = sample-epochs; clustered by "
     "competition when a competition ran more than once). Rank = 1 + entrants of the benchmark "
@@ -114,13 +125,20 @@ def leaderboard_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
 def comparisons_view(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     """Paired comparisons of the chosen entrants (default: the six best ranked)."""
     st.markdown("**Paired comparisons** (any medal, on the competitions both entrants ran)")
-    entrants = list(dict.fromkeys(table["model"] + " · " + table["scaffold"]))
+    st.caption(PAIRS_NOTE)
+    entrants = list(dict.fromkeys(tables.entrant_names(table)))
     chosen = st.multiselect("Entrants", entrants, default=entrants[:6], key="compare")
     if len(chosen) < 2:
         st.info("Choose two or more entrants to compare.")
         return
-    picked = samples[(samples["model"] + " · " + samples["scaffold"]).isin(chosen)]
-    pairs = tables.pairwise_table(picked)
+    pairs = memo(
+        "pairs",
+        samples,
+        tuple(chosen),
+        lambda: tables.pairwise_table(
+            samples[tables.entrant_names(samples).isin(chosen)], order=entrants
+        ),
+    )
     if pairs["benchmark"].nunique() == 1:
         pairs = pairs.drop(columns="benchmark")
     st.dataframe(pairs, hide_index=True, key="pairs")
@@ -174,8 +192,8 @@ def _skipped(loaded: LoadedLogs) -> None:
 def render(loaded: LoadedLogs, log_dirs: list[str]) -> None:
     """Every view of the loaded logs; only the open tab is computed."""
     _skipped(loaded)
-    samples = sidebar_filters(loaded.samples)
-    table = tables.leaderboard_table(samples)
+    samples, _ = sidebar_filters(loaded.samples)
+    table = memo("table", samples, (), lambda: tables.leaderboard_table(samples))
     st.caption(f"{len(loaded.runs)} logs · {len(table)} entries · {len(samples)} sample-epochs")
     views = st.tabs(TABS, key="view", on_change="rerun", bind="query-params")
     for view, name in zip(views, TABS, strict=True):

@@ -73,9 +73,12 @@ def existing_dirs(log_dirs: list[Path]) -> list[Path]:
 def serve(
     log_dirs: Annotated[
         list[Path] | None,
-        typer.Argument(help="Dirs searched (recursively) for Inspect logs; default ./logs."),
+        typer.Argument(
+            help="Dirs searched (recursively) for Inspect logs (default: $INSPECT_LOG_DIR, "
+            "else ./logs)."
+        ),
     ] = None,
-    port: Annotated[int, typer.Option(help="Port to serve on.")] = DEFAULT_PORT,
+    port: Annotated[int, typer.Option(help="Port to serve on.", show_default=True)] = DEFAULT_PORT,
     headless: Annotated[
         bool | None,
         typer.Option(
@@ -83,7 +86,7 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve the leaderboard app (the default: ``sandmle leaderboard DIR``)."""
+    """Serve the leaderboard app (the default: 'sandmle leaderboard DIR' serves DIR)."""
     dirs = existing_dirs(log_dirs or [Path(os.environ.get("INSPECT_LOG_DIR", "logs"))])
     quiet = not has_terminal() if headless is None else headless
     result = subprocess.run(streamlit_command(dirs, port, quiet), check=False)
@@ -97,8 +100,10 @@ def export(
         "leaderboard.html"
     ),
 ) -> None:
-    """Write the leaderboard, its table and charts, to one self-contained HTML file."""
+    """Write the leaderboard, with every sample's drill-down, to one HTML file that opens offline."""
     from sandmle.leaderboard.export import export_html
 
-    path = export_html(existing_dirs(log_dirs), out)
-    typer.echo(f"wrote {path}")
+    dirs = existing_dirs(log_dirs)
+    typer.echo(f"reading logs under {', '.join(map(str, dirs))} ...")  # a line, also off a tty
+    path = export_html(dirs, out)
+    typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")

@@ -15,15 +15,22 @@ import streamlit as st
 
 from sandmle.harness.search_tree import SearchNode
 from sandmle.leaderboard import charts
+from sandmle.leaderboard.memo import memo
 from sandmle.leaderboard.tables import sample_grid
 from sandmle.leaderboard.transcript import (
+    crash_line,
     failure_kind,
+    inspect_view_command,
+    inspect_view_root,
     inspect_view_url,
+    mark_line,
     node_error,
     read_sample,
+    refused_replies,
     report_rows,
     score_report,
     search_tree,
+    traceback_of,
     transcript,
 )
 
@@ -82,7 +89,10 @@ def samples_tab(samples: pd.DataFrame, log_dirs: list[str]) -> None:
     statuses = right.multiselect(
         "Status", ["medal", "valid", "invalid", "error"], key="sample_status"
     )
-    grid = filter_grid(sample_grid(samples), text, statuses)
+    full = memo("grid", samples, (), lambda: sample_grid(samples))
+    grid = memo(
+        "grid_filtered", full, (text, tuple(statuses)), lambda: filter_grid(full, text, statuses)
+    )
     st.caption(f"{len(grid)} of {len(samples)} sample-epochs. Click a row to explain it.")
     event = st.dataframe(
         grid,
@@ -109,10 +119,8 @@ def explain_sample(samples: pd.DataFrame, row: pd.Series, index: int, log_dirs: 
     )
     url = inspect_view_url(row["log"], row["sample_id"], int(row["epoch"]), log_dirs)
     st.link_button("Open in Inspect View", url, key="inspect_view")
-    log_dir = str(PurePath(row["log"]).parent)
-    st.caption(
-        f"needs `inspect view --log-dir {log_dir}` running · log: {PurePath(row['log']).name}"
-    )
+    command = inspect_view_command(inspect_view_root(row["log"], log_dirs))
+    st.caption(f"needs `{command}` running · log: {PurePath(row['log']).name}")
     same = samples[samples["competition_id"] == row["competition_id"]]
     st.plotly_chart(charts.score_strip(same, chosen=index), key="score_strip")
     sample = read_sample(row["log"], row["sample_id"], int(row["epoch"]))
@@ -124,7 +132,7 @@ def explain_sample(samples: pd.DataFrame, row: pd.Series, index: int, log_dirs: 
         st.table(pd.DataFrame(report_rows(report), columns=["field", "value"]))
     nodes = search_tree(sample)
     if nodes:
-        search_tree_view(nodes)
+        search_tree_view(nodes, sample_key(row))
     st.markdown(f"**Transcript** ({len(sample.messages)} messages)")
     for view in transcript(sample):
         with st.chat_message(view.role if view.role in ("user", "assistant") else "ai"):
@@ -146,26 +154,58 @@ def _node_label(node: SearchNode) -> str:
     return f"node {node.id} · {node.operator} · {result}"
 
 
-def search_tree_view(nodes: list[SearchNode]) -> None:
-    """The tree (click a node) and the chosen node's plan, code, output and failure."""
+def search_tree_view(nodes: list[SearchNode], key: str) -> None:
+    """The tree (click a node) and the chosen node's plan, code, output and failure.
+
+    The widgets' keys carry the sample's ``key``: a picker shared between samples would keep
+    the labels of the sample shown before (its options are node ids, the same in both).
+    """
     event = st.plotly_chart(
         charts.search_tree_figure(nodes),
-        key="tree",
+        key=f"tree:{key}",
         on_select="rerun",
         selection_mode="points",
     )
     points = getattr(getattr(event, "selection", None), "points", None) or []
     by_id = {n.id: n for n in nodes}
     clicked = next((p.get("customdata") for p in points if p.get("customdata") in by_id), None)
-    if clicked is not None and clicked != st.session_state.get("node_clicked"):
-        st.session_state["node"] = st.session_state["node_clicked"] = clicked  # a new click wins
-    if st.session_state.get("node") not in by_id:
-        st.session_state.pop("node", None)  # a node of the previous sample
+    picker, last = f"node:{key}", f"node_clicked:{key}"
+    if clicked is not None and clicked != st.session_state.get(last):
+        st.session_state[picker] = st.session_state[last] = clicked  # a new click wins
     chosen = st.selectbox(
         "Node (or click one in the tree)", list(by_id), format_func=lambda i: _node_label(by_id[i]),
-        key="node",
+        key=picker,
     )  # fmt: skip
     node_detail(by_id[chosen])
+
+
+def refused_view(node: SearchNode) -> None:
+    """Each reply the scaffold refused, verbatim, and its code with the failing line marked."""
+    refused = refused_replies(node)
+    if not refused:
+        return
+    st.markdown(f"**Replies refused** ({len(refused)})")
+    for item in refused:
+        where = f" · line {item.line} does not compile" if item.line else ""
+        st.markdown(f"Reply {item.attempt}: {item.why or 'refused'}{where}")
+        with st.expander(f"raw reply {item.attempt} ({len(item.reply)} chars)"):
+            st.text(item.reply or "(empty reply)")
+        if item.code.strip():
+            st.code(mark_line(item.code, item.line), language="python")
+
+
+def code_view(node: SearchNode) -> None:
+    """The node's code; after a crash, its traceback and the line it died at marked."""
+    trace = traceback_of(node.output) if node.is_bug else None
+    line = crash_line(trace) if trace else None
+    st.markdown("**Code**" + (f" (crashed at line {line})" if line else ""))
+    if not node.code:
+        st.code("(no code: every reply was refused)" if refused_replies(node) else "(no code)")
+    else:
+        st.code(mark_line(node.code, line), language="python")
+    if trace:
+        st.markdown("**Traceback**")
+        st.code(trace, language=None)
 
 
 def node_detail(node: SearchNode) -> None:
@@ -179,8 +219,8 @@ def node_detail(node: SearchNode) -> None:
         st.markdown(f"**Plan**\n\n{node.plan}")
     if node.summary:
         st.markdown(f"**Review:** {node.summary}")
-    st.markdown("**Code**")
-    st.code(node.code or "(no code)", language="python", line_numbers=bool(node.code))
+    refused_view(node)
+    code_view(node)
     st.markdown("**Terminal output**")
     st.code(node.output or "(no output)", language=None)
     error = node_error(node)

@@ -1,4 +1,9 @@
-"""The leaderboard as one self-contained HTML file (plotly.js inlined), to share without a server."""
+"""The leaderboard as one self-contained HTML file, to share without a server.
+
+It is the app offline: the compact table the app opens with (all columns folded below), the
+paired comparisons in the table's order, the charts, and the Samples view with every
+sample's drill-down (``export_drill``); plotly.js and the drill-downs are packed inside.
+"""
 
 from __future__ import annotations
 
@@ -12,25 +17,55 @@ import plotly.graph_objects as go
 
 from sandmle.errors import SandmleError
 from sandmle.leaderboard import charts, tables
+from sandmle.leaderboard.export_drill import payload_html, sample_key
 from sandmle.leaderboard.logs import LoadedLogs, LogCache
 from sandmle.leaderboard.stats import ALPHA
 
+FLOOR_NOTE = (
+    "The sample submission is a floor only where a scaffold hands it in: ReAct copies it (100% "
+    "valid); the tree scaffolds hand in a node's submission only when some node is good, so "
+    "under them a policy that writes no working code hands in nothing (0% valid)."
+)
+
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1360px; color: #222;
+       padding: 0 1rem; }
 table { border-collapse: collapse; font-size: 0.9rem; margin: 1rem 0; }
 th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; }
 th { background: #f3f5f7; } td { white-space: nowrap; } td:nth-child(-n+4) { text-align: left; }
+.wide { overflow-x: auto; max-width: 100%; }
 .note { color: #666; font-size: 0.85rem; }
+tr[data-key] { cursor: pointer; } tr[data-key]:hover, tr.chosen { background: #eef4ff; }
+pre { white-space: pre-wrap; word-break: break-word; background: #f7f7f9; padding: 6px;
+      max-height: 30rem; overflow-y: auto; font-size: 0.8rem; }
+pre.trace { background: #fff0f0; } .msg { border-left: 3px solid #ddd; padding-left: 8px; }
+#detail { border-top: 2px solid #ccd; margin-top: 1rem; }
+table.report td { white-space: normal; text-align: left; }
 """
 
 
-def _figure_html(fig: go.Figure, first: bool) -> str:
-    # plotly.js (about 4 MB) goes in once, with the first figure; the others reuse it.
-    return fig.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False})
-
-
 def _table_html(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, escape=True, na_rep="–", float_format="{:.1f}".format)
+    body = frame.to_html(index=False, escape=True, na_rep="–", float_format="{:.1f}".format)
+    return f"<div class='wide'>{body}</div>"
+
+
+def _cell(value: object) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "–"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def grid_html(samples: pd.DataFrame) -> str:
+    """The sample grid; a click on a row opens its drill-down (the address keeps it)."""
+    grid = tables.sample_grid(samples)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in grid.columns)
+    rows = []
+    keys = [sample_key(row) for _, row in samples.iterrows()]  # grid rows are samples' rows
+    for key_text, (_, row) in zip(keys, grid.iterrows(), strict=True):
+        key = html.escape(key_text, quote=True)
+        cells = "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row)
+        rows.append(f"<tr data-key='{key}'>{cells}</tr>")
+    return f"<div class='wide'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
 
 
 def report_figures(table: pd.DataFrame, samples: pd.DataFrame) -> list[go.Figure]:
@@ -80,18 +115,27 @@ def report_html(loaded: LoadedLogs, log_dirs: Sequence[str | Path]) -> str:
         if skipped
         else "",
         "<h2>Leaderboard</h2>",
+        _table_html(tables.compact_table(table)),
+        "<details><summary>All columns (every medal, HumanRank, logs, last run)</summary>",
         _table_html(tables.display_table(table)),
+        "</details>",
+        f"<p class='note'>{html.escape(FLOOR_NOTE)}</p>",
         "<h2>Paired comparisons (any medal, each entrant against the next one down)</h2>",
-        _table_html(tables.pairwise_table(loaded.samples, adjacent=True)),
+        f"<p class='note'>{html.escape(tables.PAIRS_NOTE)}</p>",
+        _table_html(
+            tables.pairwise_table(
+                loaded.samples, adjacent=True, order=list(tables.entrant_names(table))
+            )
+        ),
         "<h2>Charts</h2>",
-        *(_figure_html(fig, i == 0) for i, fig in enumerate(figures)),
+        *("<div class='main-fig plotly-graph-div'></div>" for _ in figures),
         "<h2>Drop from each model's best scaffold (any medal, points)</h2>",
         *_generalization_html(table, loaded.samples),
-        f"<h2>Samples</h2><details><summary>{len(loaded.samples)} sample-epochs: status, score, "
-        "medal and why a submission was invalid (transcripts: open the logs in Inspect View)"
-        "</summary>",
-        _table_html(tables.sample_grid(loaded.samples)),
-        "</details>",
+        f"<h2>Samples</h2><p class='note'>{len(loaded.samples)} sample-epochs. Click a row to "
+        "explain it: score strip, search tree, each node's code and failure, transcript.</p>",
+        grid_html(loaded.samples),
+        "<div id='detail'><p class='note'>No sample chosen.</p></div>",
+        payload_html(figures, loaded.samples),
         "</body></html>",
     ]
     return "\n".join(parts)

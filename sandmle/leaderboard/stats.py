@@ -8,8 +8,13 @@ variance over competitions (never below 1 competition's worth per competition, n
 Two entrants are compared on the competitions both ran: per competition each gets its mean
 flag (over epochs), and the paired differences are tested with an exact sign-flip test. With
 one epoch every difference is -1, 0 or 1 and the test is exactly McNemar's exact (binomial)
-test on the discordant competitions. A comparison whose p-value is not below ``ALPHA`` is an
-"≈ tie". A rank is 1 + the number of entrants significantly better, so ties share a rank.
+test on the discordant competitions. That test alone gives the verdict (no second method that
+could disagree with it): with fewer than ``MIN_DECIDABLE`` shared competitions no outcome can
+reach p < ``ALPHA`` (a clean sweep of 5 gives 0.0625), so the pair is "too few shared
+competitions to decide" rather than a tie; otherwise a p-value not below ``ALPHA`` is an
+"≈ tie". Each comparison also carries its minimal detectable effect: the smallest mean
+difference any outcome at that many competitions could show significant. A rank is 1 + the
+number of entrants significantly better, so ties share a rank.
 """
 
 from __future__ import annotations
@@ -30,11 +35,21 @@ ALPHA = 0.05
 """A paired difference counts as real below this p-value; otherwise the pair is a tie."""
 EXACT_FLIPS = 12
 """Up to this many non-zero fractional differences the sign-flip test enumerates every sign."""
-BOOTSTRAP = 2_000
-MIN_BOOTSTRAP_PAIRS = 5
-"""Fewer shared competitions give no bootstrap interval (it would be degenerate)."""
-SEED = 0
 TIE = "≈ tie"
+
+
+def _min_decidable(alpha: float = ALPHA) -> int:
+    # The smallest p of the sign-flip test on m non-zero differences is a sweep: 2 / 2**m.
+    return next(m for m in itertools.count(1) if 2.0 / 2**m < alpha)
+
+
+MIN_DECIDABLE = _min_decidable()
+"""Shared competitions below which no outcome can be significant (6 at ``ALPHA`` = 0.05)."""
+
+
+def too_few(needed: int = MIN_DECIDABLE) -> str:
+    """The verdict of a pair whose test has no power at its size."""
+    return f"too few shared competitions to decide (needs ≥ {needed})"
 
 
 @dataclass(frozen=True)
@@ -58,18 +73,31 @@ class Comparison:
 
     diff: float
     """Mean of A minus B over shared competitions (a rate difference in [-1, 1])."""
-    low: float
-    high: float
-    """95% paired-bootstrap interval of ``diff``."""
     p_value: float
     pairs: int
     """Shared competitions."""
 
     @property
+    def decidable(self) -> bool:
+        """Whether some outcome at this many shared competitions could be significant."""
+        return self.pairs >= MIN_DECIDABLE
+
+    @property
+    def detectable(self) -> float:
+        """The minimal detectable effect: the smallest |A − B| that could be significant here.
+
+        With 0/1 outcomes that is ``MIN_DECIDABLE`` competitions won one way, none the other,
+        out of ``pairs`` (a larger split needs a larger margin); NaN when none could be.
+        """
+        return MIN_DECIDABLE / self.pairs if self.decidable else math.nan
+
+    @property
     def label(self) -> str:
-        """``"≈ tie"``, ``"A better"``, ``"B better"``, or why there is no comparison."""
+        """``"A better"``, ``"B better"``, ``"≈ tie"``, or why the test cannot decide."""
         if self.pairs == 0:
             return "no shared competitions"
+        if not self.decidable:
+            return too_few()
         if self.p_value >= ALPHA:
             return TIE
         return "A better" if self.diff > 0 else "B better"
@@ -176,19 +204,6 @@ def sign_flip_p(diffs: Iterable[float]) -> float:
     return float(math.erfc(z / math.sqrt(2)))
 
 
-def paired_bootstrap(diffs: ArrayLike, seed: int = SEED) -> tuple[float, float]:
-    """95% percentile interval of the mean paired difference, resampling competitions.
-
-    NaN with fewer than ``MIN_BOOTSTRAP_PAIRS`` competitions.
-    """
-    d = np.asarray(diffs, dtype=float)
-    if len(d) < MIN_BOOTSTRAP_PAIRS:
-        return (math.nan, math.nan)
-    rows = np.random.default_rng(seed).integers(0, len(d), size=(BOOTSTRAP, len(d)))
-    means = d[rows].mean(axis=1)
-    return (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
-
-
 def per_competition(samples: pd.DataFrame, metric: str) -> pd.Series:
     """Mean of ``metric`` per competition (over epochs and logs)."""
     return samples.groupby("competition_id")[metric].mean()
@@ -199,9 +214,8 @@ def compare(a: pd.Series, b: pd.Series) -> Comparison:
     joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
     diffs = (joined["a"] - joined["b"]).to_numpy()
     if len(diffs) == 0:
-        return Comparison(math.nan, math.nan, math.nan, 1.0, 0)
-    low, high = paired_bootstrap(diffs)
-    return Comparison(float(diffs.mean()), low, high, sign_flip_p(diffs), len(diffs))
+        return Comparison(math.nan, 1.0, 0)
+    return Comparison(float(diffs.mean()), sign_flip_p(diffs), len(diffs))
 
 
 def better(a: pd.Series, b: pd.Series) -> bool:

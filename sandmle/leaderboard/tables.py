@@ -110,37 +110,60 @@ def leaderboard_table(samples: pd.DataFrame, by: list[str] | None = None) -> pd.
     return table.drop(columns="_rank").reset_index(drop=True)
 
 
+PAIRS_NOTE = (
+    f"One test per pair (exact sign-flip test on per-competition means; McNemar's with one "
+    f'epoch) gives the verdict and p. "detectable" is the smallest difference any outcome '
+    f"at this many shared competitions could show at p < {stats.ALPHA}; below "
+    f"{stats.MIN_DECIDABLE} shared competitions none can, so the pair is undecided, not a tie."
+)
+PAIR_COLUMNS = ["benchmark", "A", "B", "verdict", "A − B", "detectable", "p", "competitions"]
+"""``detectable``: the minimal detectable effect at that many shared competitions."""
+
+
+def entrant_names(frame: pd.DataFrame) -> pd.Series:
+    """``model · scaffold``, the name of an entrant in pair tables and charts."""
+    return frame["model"] + " · " + frame["scaffold"]
+
+
 def pairwise_table(
-    samples: pd.DataFrame, metric: str = RANK_METRIC, adjacent: bool = False
+    samples: pd.DataFrame,
+    metric: str = RANK_METRIC,
+    adjacent: bool = False,
+    order: list[str] | None = None,
 ) -> pd.DataFrame:
     """Pairs of entrants (model · scaffold) of each benchmark, compared on shared competitions.
 
-    Every pair, or with ``adjacent`` each entrant against the next one down by ``metric``
-    (one row per entrant: the size of the summary, for the export).
+    Entrants come in ``order`` (the leaderboard's, so pairs read as the table does; default:
+    by mean ``metric``, best first). Every pair, or with ``adjacent`` each entrant against the
+    next one down (one row per entrant: the size of the summary). One method gives the
+    verdict, the p-value and the detectable effect (``stats.compare``), so they cannot disagree.
     """
-    columns = ["benchmark", "A", "B", "verdict", "A − B", "95% interval", "p", "competitions"]
     rows = []
     for benchmark, part in samples.groupby("benchmark", sort=True):
-        entrants = part.assign(entrant=part["model"] + " · " + part["scaffold"])
+        entrants = part.assign(entrant=entrant_names(part))
         series = {
             str(name): stats.per_competition(g, metric)  # entrant names are text
             for name, g in entrants.groupby("entrant", sort=True)
         }
-        scale = 100.0 if metric in RATES else 1.0
-        names = list(series)
-        if adjacent:
-            names.sort(key=lambda name: -float(series[name].mean()))
+        names = _ordered(series, order)
         for a, b in zip(names, names[1:], strict=False) if adjacent else _pairs(names):
-            c = stats.compare(series[a], series[b])
-            verdict = {"A better": f"{a} better", "B better": f"{b} better"}.get(c.label, c.label)
-            interval = (
-                f"[{scale * c.low:.1f}, {scale * c.high:.1f}]"
-                if not np.isnan(c.low)
-                else f"— (< {stats.MIN_BOOTSTRAP_PAIRS} competitions)"
-            )
-            rows.append([benchmark, a, b, verdict, round(scale * c.diff, 1), interval,
-                         round(c.p_value, 3), c.pairs])  # fmt: skip
-    return pd.DataFrame(rows, columns=columns)
+            rows.append([benchmark, a, b, *_pair_cells(stats.compare(series[a], series[b]), a, b,
+                         100.0 if metric in RATES else 1.0)])  # fmt: skip
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+def _ordered(series: dict[str, pd.Series], order: list[str] | None) -> list[str]:
+    rank = {name: i for i, name in enumerate(order or [])}
+    return sorted(series, key=lambda n: (rank.get(n, len(rank)), -float(series[n].mean()), n))
+
+
+def _pair_cells(c: stats.Comparison, a: str, b: str, scale: float) -> list[object]:
+    verdict = {"A better": f"{a} better", "B better": f"{b} better"}.get(c.label, c.label)
+    unit, digits = (" pts", 0) if scale == 100.0 else ("", 2)  # rate points, or HumanRank
+    diff = "—" if np.isnan(c.diff) else f"{scale * c.diff:+.{digits}f}{unit}"
+    detectable = "—" if np.isnan(c.detectable) else f"≥ {scale * c.detectable:.{digits}f}{unit}"
+    p_value = "—" if c.pairs == 0 else f"{c.p_value:.3f}"
+    return [verdict, diff, detectable, p_value, c.pairs]
 
 
 GRID_COLUMNS = ["model", "scaffold", "competition", "epoch", "status", "score", "medal",
@@ -215,16 +238,17 @@ def generalization_table(
     ``table`` is a leaderboard table of one benchmark. The best scaffold is named only when it
     is significantly better than every other scaffold of that model (paired test on
     ``samples``; without samples, only when its value is strictly the highest); otherwise the
-    cell reads ``≈ tie: ...`` with the scaffolds that share the top. HumanRank is a position
+    cell reads ``≈ tie: ...`` with the scaffolds that share the top (``too few (2 < 6): ...``
+    when the model ran too few competitions for any test to decide). HumanRank is a position
     score (the higher, the more humans beaten), so higher is better for every metric.
     """
     if table.empty:
-        return pd.DataFrame(columns=["model", "best_scaffold", "best", "worst", "spread"])
+        return pd.DataFrame(columns=["model", "best scaffold", "best", "worst", "spread"])
     wide = table.pivot_table(index="model", columns="scaffold", values=metric, aggfunc="mean")
     best = {model: _best_scaffold(wide.loc[model], metric, samples, model) for model in wide.index}
     summary = pd.DataFrame(
         {
-            "best_scaffold": pd.Series(best),
+            "best scaffold": pd.Series(best),
             "best": wide.max(axis=1),
             "worst": wide.min(axis=1),
             "spread": wide.max(axis=1) - wide.min(axis=1),
@@ -245,11 +269,18 @@ def _best_scaffold(values: pd.Series, metric: str, samples: pd.DataFrame | None,
         }
         ranked = stats.ranks(series)
         top = sorted(name for name, r in ranked.items() if r == 1)
+        shared = max((len(s) for s in series.values()), default=0)
     else:
         top = sorted(values.index[values == values.max()])
+        shared = stats.MIN_DECIDABLE
     if len(top) == 1:
         return str(top[0])
-    return f"{stats.TIE}: {', '.join(map(str, top))}"
+    why = (
+        stats.TIE
+        if shared >= stats.MIN_DECIDABLE
+        else f"too few ({shared} < {stats.MIN_DECIDABLE})"
+    )
+    return f"{why}: {', '.join(map(str, top))}"
 
 
 def competition_table(samples: pd.DataFrame, metric: str = "any_medal") -> pd.DataFrame:

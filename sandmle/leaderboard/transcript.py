@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from inspect_ai.log import EvalSample, read_eval_log_sample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
@@ -156,17 +157,34 @@ def report_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def inspect_view_root(log: str, log_dirs: list[str]) -> Path:
+    """The dir one ``inspect view --log-dir`` must serve to show ``log`` among all ``log_dirs``.
+
+    The common root of the log dirs, so one view (and one ``SANDMLE_INSPECT_VIEW_URL``) opens
+    any sample of any of them; only when that root is the filesystem's own, the log's dir.
+    """
+    path = Path(log).resolve()
+    dirs = [Path(d).resolve() for d in log_dirs if "://" not in str(d)]
+    mine = [d for d in dirs if path.is_relative_to(d)]
+    if not mine:
+        return path.parent
+    root = Path(os.path.commonpath([*dirs, path.parent]))
+    return mine[0] if root == Path(root.anchor) else root
+
+
+def inspect_view_command(root: Path) -> str:
+    """The command that serves ``root`` where the links point."""
+    base = os.environ.get(INSPECT_VIEW_ENV, INSPECT_VIEW_URL)
+    port = urlsplit(base).port
+    flag = f" --port {port}" if port and port != urlsplit(INSPECT_VIEW_URL).port else ""
+    return f"inspect view --log-dir {shlex.quote(str(root))}{flag}"
+
+
 def inspect_view_url(log: str, sample_id: str, epoch: int, log_dirs: list[str]) -> str:
-    """The Inspect View address of a sample, for ``inspect view --log-dir <its log dir>``."""
+    """The Inspect View address of a sample, for ``inspect view`` on ``inspect_view_root``."""
     base = os.environ.get(INSPECT_VIEW_ENV, INSPECT_VIEW_URL).rstrip("/")
     path = Path(log).resolve()
-    relative = path.name
-    for log_dir in log_dirs:
-        try:
-            relative = path.relative_to(Path(log_dir).resolve()).as_posix()
-            break
-        except ValueError:
-            continue
+    relative = path.relative_to(inspect_view_root(log, log_dirs)).as_posix()
     return (
         f"{base}/#/logs/{quote(relative)}/samples/sample/"
         f"{quote(str(sample_id), safe='')}/{int(epoch)}/"
@@ -183,3 +201,78 @@ def score_report(sample: EvalSample, scorer: str = "medal_scorer") -> dict[str, 
     except json.JSONDecodeError:
         return {"explanation": score.explanation}
     return report if isinstance(report, dict) else {"explanation": score.explanation}
+
+
+@dataclass(frozen=True)
+class RefusedReply:
+    """A code reply a tree scaffold refused: what the model wrote, and where it broke."""
+
+    attempt: int
+    why: str
+    reply: str
+    code: str
+    """The code the reply held (its python blocks joined, or the whole reply when unfenced)."""
+    line: int | None
+    """The line of ``code`` that does not compile, if that is why it was refused."""
+
+
+_FENCE_RE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
+TRACEBACK_HEAD = "Traceback (most recent call last):"
+
+
+def reply_code(reply: str) -> str:
+    """The python a reply holds: its fenced blocks, or all of it when nothing is fenced."""
+    blocks = [b for b in _FENCE_RE.findall(reply) if b.strip()]
+    return "\n".join(blocks) if blocks else reply
+
+
+def syntax_error_line(code: str) -> int | None:
+    """The line ``code`` fails to compile at, or None when it compiles."""
+    try:
+        compile(code, "<node>", "exec")
+    except SyntaxError as exc:
+        return exc.lineno or 1
+    except ValueError:  # null bytes
+        return 1
+    return None
+
+
+def refused_replies(node: SearchNode) -> list[RefusedReply]:
+    """Each code reply the scaffold kept and refused (``calls[].reply``), oldest first."""
+    out = []
+    for call in node.extra.get("calls") or []:
+        reply = call.get("reply") if isinstance(call, dict) else None
+        if call.get("purpose") == "code" and isinstance(reply, str):
+            code = reply_code(reply)
+            why = str(call.get("error") or "")
+            out.append(RefusedReply(int(call.get("attempt") or 0), why, reply, code,
+                                    syntax_error_line(code)))  # fmt: skip
+    return out
+
+
+def mark_line(code: str, line: int | None) -> str:
+    """``code`` with line numbers, the failing ``line`` marked ``▶`` (the drill-down and export)."""
+    lines = code.splitlines() or [""]
+    width = len(str(len(lines)))
+    return "\n".join(
+        f"{'▶' if i == line else ' '} {i:>{width}} │ {text}" for i, text in enumerate(lines, 1)
+    )
+
+
+def traceback_of(output: str) -> str | None:
+    """The last Python traceback in a run's output, or None."""
+    start = output.rfind(TRACEBACK_HEAD)
+    if start < 0:
+        return None
+    lines = output[start:].splitlines()
+    # frames are indented; the first unindented line after the head names the exception
+    end = next((i for i, line in enumerate(lines[1:], 1) if line[:1] not in (" ", "\t")), None)
+    return "\n".join(lines if end is None else lines[: end + 1]).strip()
+
+
+def crash_line(traceback: str) -> int | None:
+    """The line of the node's own script where a traceback ends (library frames skipped)."""
+    frames = [(f, int(n)) for f, n in _FRAME_RE.findall(traceback)]
+    mine = [n for f, n in frames if "site-packages" not in f and "/lib/python" not in f]
+    return mine[-1] if mine else None

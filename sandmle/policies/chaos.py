@@ -6,8 +6,9 @@ model), from a mix of failure modes; the rest are ``sandmle/heuristic``'s good
 answers. Rates are model args: ``-M seed=1 -M prose=0.3`` (unnamed modes keep their
 defaults; a mode's weight is relative to the others of its kind).
 
-Operator prompts: good code, unfenced code, several blocks, a syntax error, prose only, an
-empty reply, a ``model_length`` stop mid-code, a very long reply, or a raised provider error.
+Operator prompts: good code, unfenced code, several blocks, a syntax error, code that runs and
+crashes (a ``KeyError`` with a real traceback), prose only, an empty reply, a ``model_length``
+stop mid-code, a very long reply, or a raised provider error.
 Reviews: an honest ``submit_review`` call, the review as JSON text, a call with missing fields,
 a hallucinated metric, arguments that are not valid JSON, prose, or a provider error.
 Tool loops (ReAct, MLE-Dojo): the heuristic's next action, prose without a tool call, an
@@ -16,6 +17,7 @@ empty reply, a call with wrong argument names, or a long rambling reply.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from random import Random
@@ -36,6 +38,7 @@ CODE_MODES = {
     "unfenced": 0.08,
     "several_blocks": 0.08,
     "syntax_error": 0.1,
+    "crash": 0.08,
     "prose": 0.1,
     "empty": 0.06,
     "length": 0.1,
@@ -145,6 +148,8 @@ def code_reply(
     if mode == "syntax_error":
         broken = code.replace("def ", "def broken(:\n    pass\n\ndef ", 1)
         return reply(MODEL, f"{plan}\n\n```python\n{broken}```\n")
+    if mode == "crash":
+        return reply(MODEL, f"{plan}\n\n```python\n{crashing(code)}```\n")
     if mode == "prose":
         return reply(MODEL, f"{plan}\n\nI would implement this with scikit-learn and pandas.")
     if mode == "empty":
@@ -155,6 +160,22 @@ def code_reply(
         output.choices[0].stop_reason = "model_length"
         return output
     return reply(MODEL, f"{RAMBLE * 200}\n\n{text}")  # long
+
+
+CRASH = 'settings = {"folds": 5, "seed": 0}\nfolds = settings["n_folds"]\n'
+"""A slip that compiles and crashes when run: a ``KeyError`` traceback pointing at line 2."""
+
+
+def crashing(code: str) -> str:
+    """``code`` with a crashing line after its imports, so it compiles, starts and dies."""
+    lines = code.splitlines(keepends=True)
+    head = 0
+    for statement in ast.parse(code).body:  # the good code compiles
+        docstring = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+        if not (docstring or isinstance(statement, ast.Import | ast.ImportFrom)):
+            break
+        head = statement.end_lineno or head
+    return "".join(lines[:head]) + CRASH + "".join(lines[head:])
 
 
 def _review_args(messages: list[ChatMessage], tools: list[ToolInfo]) -> dict[str, Any]:

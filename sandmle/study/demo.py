@@ -8,6 +8,8 @@ finished work.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +18,8 @@ from rich.console import Console
 
 from sandmle.errors import SandmleError
 from sandmle.leaderboard.logs import load_logs
+from sandmle.leaderboard.stats import MIN_DECIDABLE
+from sandmle.leaderboard.tables import leaderboard_table
 from sandmle.study.config import BenchmarkEntry, ModelEntry, ScaffoldEntry, StudyConfig
 from sandmle.study.report import write_report
 from sandmle.study.runner import run_study
@@ -28,12 +32,14 @@ DEMO_STEPS = 2
 
 
 def demo_tasks(pack: Path) -> list[str]:
-    """The first task of each modality in the pack: the demo stays within minutes."""
+    """Every task of the pack, modalities interleaved (the pack's order).
+
+    All 12: the paired test needs at least ``MIN_DECIDABLE`` (6) shared competitions before
+    any outcome can be significant, so with the first task of each modality (5) no pair of
+    the demo could ever be told apart.
+    """
     index = yaml.safe_load((pack / PACK_FILE).read_text(encoding="utf-8")) or {}
-    first: dict[str, str] = {}
-    for entry in index.get("tasks", []):
-        first.setdefault(str(entry.get("modality")), str(entry["id"]))
-    return list(first.values())
+    return [str(entry["id"]) for entry in index.get("tasks", [])]
 
 
 def demo_study(
@@ -81,9 +87,14 @@ def run_demo(
     with console.status("built-in pack: generating or verifying ..."):
         pack = builtin_pack_dir()
     console.print(f"built-in pack: {pack}")
-    console.print(f"evaluating {', '.join(DEMO_MODELS)} under 5 scaffolds; logs in {log_dir}")
     study = demo_study(pack, log_dir, full, tasks, warm_python)
-    ok = run_study(study)
+    count = len(tasks or demo_tasks(pack))
+    console.print(
+        f"evaluating {', '.join(DEMO_MODELS)} under 5 scaffolds on {count} tasks; logs in {log_dir}"
+    )
+    total = count * len(study.models) * len(study.scaffolds)
+    with ProgressLines(log_dir, total, console, enabled=not console.is_terminal):
+        ok = run_study(study)
     loaded = load_logs([log_dir])
     if loaded.runs.empty:
         raise SandmleError(
@@ -98,6 +109,53 @@ def run_demo(
     if problems:
         raise SandmleError("demo reference check failed: " + "; ".join(problems))
     return ok
+
+
+PROGRESS_EVERY_S = 20.0
+"""Without a terminal (Inspect's live display needs one) a progress line this often."""
+
+
+def samples_done(log_dir: Path) -> int:
+    """Sample-epochs the logs under ``log_dir`` hold so far (finished or still being written)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log_sample_summaries
+
+    done = 0
+    for info in list_eval_logs(str(log_dir)) if log_dir.exists() else []:
+        try:
+            done += len(read_eval_log_sample_summaries(info.name))
+        except Exception:  # noqa: BLE001 - a log being written may not read yet: count it later
+            continue
+    return done
+
+
+class ProgressLines:
+    """Prints ``progress: 14/120 samples, 1:40 elapsed`` every ``PROGRESS_EVERY_S`` seconds."""
+
+    def __init__(self, log_dir: Path, total: int, console: Console, enabled: bool) -> None:
+        self.log_dir, self.total, self.console, self.enabled = log_dir, total, console, enabled
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._start = time.monotonic()
+
+    def line(self) -> str:
+        minutes, seconds = divmod(int(time.monotonic() - self._start), 60)
+        done = min(samples_done(self.log_dir), self.total)
+        return f"progress: {done}/{self.total} samples, {minutes}:{seconds:02d} elapsed"
+
+    def _run(self) -> None:
+        while not self._stop.wait(PROGRESS_EVERY_S):
+            self.console.print(self.line(), highlight=False)
+
+    def __enter__(self) -> ProgressLines:
+        if self.enabled:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self.enabled:
+            self._thread.join(timeout=5)
+            self.console.print(self.line(), highlight=False)
 
 
 def _first_line(text: object, limit: int = 160) -> str:
@@ -129,4 +187,18 @@ def reference_problems(samples: pd.DataFrame, unfinished: int = 0) -> list[str]:
         problems.append(
             f"{DEMO_MODELS[0]} any-medal {heuristic:.0%} is not above {DEMO_MODELS[1]} {floor:.0%}"
         )
+    elif samples["competition_id"].nunique() >= MIN_DECIDABLE:
+        problems += _rank_problems(samples)
     return problems
+
+
+def _rank_problems(samples: pd.DataFrame) -> list[str]:
+    """The heuristic must rank strictly above the floor under every pair of scaffolds."""
+    table = leaderboard_table(samples)
+    rank = table["rank"].str.rstrip("=").astype(int)
+    best_floor = rank[table["model"] == DEMO_MODELS[1]].min()
+    behind = table[(table["model"] == DEMO_MODELS[0]) & (rank >= best_floor)]
+    return [
+        f"{DEMO_MODELS[0]} · {row.scaffold} ranks {row.rank}, not above {DEMO_MODELS[1]}"
+        for row in behind.itertuples()
+    ]

@@ -24,6 +24,7 @@ from sandmle.harness.samples import competition_for
 from sandmle.harness.search_tree import STORE_KEY, SearchNode
 from sandmle.harness.solvers import copy_sample_submission
 from sandmle.harness.task import competition_task
+from sandmle.scaffolds import aide
 from tests.conftest import copy_pack
 
 MODELS = ("mockllm/model-a", "mockllm/model-b")
@@ -143,6 +144,32 @@ def make_logs(logs: Path, pack_dir: Path) -> Path:
 @pytest.fixture(scope="session")
 def log_dir(tmp_path_factory: pytest.TempPathFactory, pack_dir: Path) -> Path:
     return make_logs(tmp_path_factory.mktemp("logs"), pack_dir)
+
+
+CHAOS_RATES = {
+    **dict.fromkeys(("good", "unfenced", "several_blocks", "prose", "empty", "length", "long",
+                     "error", "review_error"), 0.0),
+    "syntax_error": 4.0,
+    "crash": 1.0,
+}  # fmt: skip
+"""Code replies that do not compile or that crash when run: at seed 0 node 0 is refused three
+times and nodes 1 and 2 crash (``test_chaos_log_holds_refusals_and_crashes`` checks it)."""
+
+
+@pytest.fixture(scope="session")
+def chaos_log_dir(tmp_path_factory: pytest.TempPathFactory, pack_dir: Path) -> Path:
+    """A real AIDE search by ``sandmle/chaos`` in its own dir (the second of two log dirs)."""
+    logs = tmp_path_factory.mktemp("chaos")
+    [log] = inspect_eval(
+        synthetic(pack=str(pack_dir), tasks="bike-rentals"),
+        model="sandmle/chaos",
+        model_args={"seed": 0, **CHAOS_RATES},
+        solver=aide(steps=3, num_drafts=2),
+        log_dir=str(logs),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    return logs
 
 
 @pytest.fixture

@@ -19,10 +19,11 @@ def test_export_is_one_self_contained_file(log_dir: Path, tmp_path: Path) -> Non
     html = export_html([log_dir], tmp_path / "out" / "report.html").read_text()
     for model in (*MODELS, *CHECKPOINTS):
         assert model in html
-    assert html.count('class="plotly-graph-div"') >= 4
-    assert "<script src=" not in html  # plotly.js is inlined, not fetched
-    assert html.count("Plotly.newPlot") >= 4 and "100% [21–100] 1/1" in html
-    assert "≈ tie" in html and "Paired comparisons" in html
+    assert html.count("class='main-fig plotly-graph-div'") >= 4
+    assert "<script src=" not in html  # plotly.js is packed inside, not fetched
+    assert "id='plotly-js'" in html and "id='details'" in html and "100% [21–100] 1/1" in html
+    assert "too few shared competitions to decide (needs ≥ 6)" in html
+    assert "Paired comparisons" in html
 
 
 def _root() -> typer.Typer:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binomtest
@@ -85,14 +84,42 @@ def test_identical_entrants_are_a_tie() -> None:
     assert comparison.diff == 0.0 and comparison.pairs == 6
 
 
-def test_a_clear_difference_is_named_with_an_interval() -> None:
+def test_a_clear_difference_is_named_with_its_detectable_effect() -> None:
     a, b = _series([1.0] * 12), _series([0.0] * 12)
     comparison = stats.compare(a, b)
     assert comparison.label == "A better" and comparison.p_value < 0.001
-    assert (comparison.low, comparison.high) == (1.0, 1.0)
-    few = stats.compare(_series([1.0] * 3), _series([0.0] * 3))
-    assert few.label == stats.TIE  # 3 of 3 competitions: p = 0.25, not distinguishable
-    assert math.isnan(few.low)  # too few competitions for a bootstrap interval
+    assert comparison.detectable == pytest.approx(6 / 12)  # 6 of 12 won, none lost
+
+
+def test_too_few_competitions_is_no_tie() -> None:
+    # 5 of 5 won is the best possible outcome at 5 competitions: p = 2 / 2**5 = 0.0625
+    sweep = stats.compare(_series([1.0] * 5), _series([0.0] * 5))
+    assert sweep.p_value == pytest.approx(0.0625)
+    assert sweep.label == "too few shared competitions to decide (needs ≥ 6)"
+    assert math.isnan(sweep.detectable)
+    six = stats.compare(_series([1.0] * 6), _series([0.0] * 6))
+    assert six.label == "A better" and six.p_value == pytest.approx(2 / 64)
+    even = stats.compare(_series([1.0, 0.0] * 4), _series([0.0, 1.0] * 4))
+    assert even.label == stats.TIE
+
+
+@pytest.mark.parametrize("n", [6, 7, 10, 20, 40])
+def test_detectable_effect_is_the_smallest_significant_outcome(n: int) -> None:
+    # every split of n 0/1 competitions into wins, losses and draws, tested by the real test
+    smallest = min(
+        (w - l) / n
+        for w in range(n + 1)
+        for l in range(n + 1 - w)  # noqa: E741 - losses
+        if w > l and stats.sign_flip_p([1.0] * w + [-1.0] * l + [0.0] * (n - w - l)) < stats.ALPHA
+    )
+    assert stats.compare(_series([0.0] * n), _series([0.0] * n)).detectable == pytest.approx(
+        smallest
+    )
+
+
+def test_min_decidable_follows_alpha() -> None:
+    assert stats.MIN_DECIDABLE == 6
+    assert all(stats.sign_flip_p([1.0] * m) >= stats.ALPHA for m in range(1, 6))
 
 
 def test_compare_uses_only_shared_competitions() -> None:
@@ -111,10 +138,3 @@ def test_ranks_group_ties() -> None:
     assert stats.rank_labels(ranked) == {"strong": "1", "weak-a": "2=", "weak-b": "2="}
     zeros = stats.ranks({name: weak.copy() for name in "abc"})
     assert set(stats.rank_labels(zeros).values()) == {"1="}
-
-
-def test_paired_bootstrap_is_seeded() -> None:
-    diffs = np.array([1.0, 0.0, 0.0, 1.0, -1.0, 1.0])
-    assert stats.paired_bootstrap(diffs) == stats.paired_bootstrap(diffs)
-    low, high = stats.paired_bootstrap(diffs)
-    assert low < diffs.mean() < high

@@ -79,23 +79,30 @@ def test_generalization_names_no_best_scaffold_among_ties(samples: pd.DataFrame)
     table = tables.leaderboard_table(samples)
     synthetic = table[table["benchmark"] == "synthetic"]
     gen = tables.generalization_table(synthetic, "any_medal", samples).set_index("model")
-    # 100% against 0% on two competitions is not significant: a tie, not a winner
-    assert gen.loc[MODELS[0], "best_scaffold"] == "≈ tie: copy_answers, copy_sample_submission"
+    # 100% against 0% on two competitions cannot be significant: no winner, and it says why
+    best = gen.loc[MODELS[0], "best scaffold"]
+    assert best == "too few (2 < 6): copy_answers, copy_sample_submission"
     assert gen.loc[MODELS[0], "spread"] == 100.0
     assert gen.loc[MODELS[0], "drop: copy_sample_submission"] == 100.0
     assert gen.loc[MODELS[0], "drop: copy_answers"] == 0.0
-    assert gen.loc[MODELS[1], "best_scaffold"] == "toy_tree_search"  # its only scaffold
+    assert gen.loc[MODELS[1], "best scaffold"] == "toy_tree_search"  # its only scaffold
     assert gen.loc[MODELS[1], "spread"] == 0.0
 
 
-def test_pairwise_table_labels_identical_entrants_a_tie(samples: pd.DataFrame) -> None:
+def test_pairwise_table_says_two_competitions_cannot_decide(samples: pd.DataFrame) -> None:
     pairs = tables.pairwise_table(samples)
-    same = pairs[
-        (pairs["A"] == f"{MODELS[0]} · copy_answers")
-        & (pairs["B"] == f"{MODELS[1]} · toy_tree_search")
-    ].iloc[0]
-    assert (same["A − B"], same["p"], same["verdict"]) == (0.0, 1.0, "≈ tie")
+    names = {f"{MODELS[0]} · copy_answers", f"{MODELS[1]} · toy_tree_search"}
+    same = pairs[pairs["A"].isin(names) & pairs["B"].isin(names)].iloc[0]
+    assert (same["A − B"], same["p"], same["detectable"]) == ("+0 pts", "1.000", "—")
+    assert same["verdict"] == stats.too_few() == "too few shared competitions to decide (needs ≥ 6)"
     assert set(pairs["benchmark"]) == {"mini", "synthetic"}
+
+
+def test_pairwise_table_follows_the_given_order(samples: pd.DataFrame) -> None:
+    synthetic = samples[samples["benchmark"] == "synthetic"]
+    names = sorted(set(tables.entrant_names(synthetic)), reverse=True)
+    pairs = tables.pairwise_table(synthetic, adjacent=True, order=names)
+    assert list(pairs["A"]) == names[:-1] and list(pairs["B"]) == names[1:]
 
 
 def test_filters_and_competition_breakdown(samples: pd.DataFrame) -> None:

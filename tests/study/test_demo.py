@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from sandmle.harness.scorer import FLAGS
 from sandmle.study.demo import TREE_SCAFFOLDS, demo_tasks, reference_problems
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
@@ -133,6 +134,32 @@ def test_reference_checks() -> None:
     assert reference_problems(_samples(), unfinished=3) == ["3 eval(s) did not finish"]
 
 
+def test_reference_check_needs_a_strictly_higher_rank_from_six_competitions() -> None:
+    def sweep(floor_medals: list[float]) -> pd.DataFrame:
+        n = len(floor_medals)
+        return pd.DataFrame(
+            {
+                "model": ["sandmle/heuristic"] * n + ["sandmle/sample-submission"] * n,
+                "scaffold": "react", "benchmark": "synthetic", "log": "l",
+                "competition_id": [f"c{i}" for i in range(n)] * 2, "epoch": 1,
+                "scored": True, "error": None, "invalid_reason": None, "checkpoint_step": None,
+                "created": pd.Timestamp("2026-01-01", tz="UTC"), "human_rank": float("nan"),
+                **{flag: [1.0] * n + floor_medals for flag in FLAGS},
+            }
+        )  # fmt: skip
+
+    assert reference_problems(sweep([0.0] * 6)) == []  # 6 of 6: p = 0.031, ranks 1 and 2
+    (problem,) = reference_problems(sweep([0.0] * 5 + [1.0] * 3))  # 5 of 8 won: p = 0.0625
+    assert problem == "sandmle/heuristic · react ranks 1=, not above sandmle/sample-submission"
+
+
+def test_demo_runs_every_task_of_the_builtin_pack() -> None:
+    from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
+
+    tasks = demo_tasks(builtin_pack_dir())
+    assert len(tasks) == 12 and len(set(tasks)) == 12
+
+
 def _failing_bwrap(folder: Path) -> dict[str, str]:
     """A ``bwrap`` first on PATH that fails as an unprivileged container's does."""
     folder.mkdir()
@@ -154,3 +181,24 @@ def test_demo_with_a_broken_sandbox_fails_in_one_line(tmp_path: Path, broken: st
     assert last.startswith("error: "), proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     print(last)
+
+
+def test_progress_lines_without_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import time
+
+    from rich.console import Console
+
+    from sandmle.study import demo
+
+    monkeypatch.setattr(demo, "PROGRESS_EVERY_S", 0.2)
+    out = io.StringIO()
+    console = Console(file=out, width=80)  # a file: not a terminal
+    with demo.ProgressLines(tmp_path, 120, console, enabled=not console.is_terminal):
+        time.sleep(0.5)
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3 and all(line.startswith("progress: 0/120 samples") for line in lines)
+    quiet = io.StringIO()
+    with demo.ProgressLines(tmp_path, 1, Console(file=quiet), enabled=False):
+        time.sleep(0.3)
+    assert quiet.getvalue() == ""

@@ -45,6 +45,10 @@ REPAIR_REVIEW = (
 )
 
 
+REPLY_CHARS = 100_000
+"""A refused reply is kept up to this many characters (a rambling one can be far longer)."""
+
+
 @dataclass
 class CallRecord:
     """One model call of a node: how it ended and what it cost."""
@@ -59,6 +63,8 @@ class CallRecord:
     output_tokens: int | None = None
     error: str | None = None
     """The exception of a failed call, or why the reply was refused."""
+    reply: str | None = None
+    """A refused code reply, verbatim up to ``REPLY_CHARS`` (the drill-down shows it)."""
 
     def dump(self) -> dict:
         return asdict(self)
@@ -134,11 +140,12 @@ async def propose(
         if output.stop_reason == "model_length" and (attempt < retries or not proposal.code):
             # the code of a cut reply is incomplete even when it compiles
             record.error = "the reply was cut at the length limit"
+            record.reply = output.completion[:REPLY_CHARS]
             failure, repair, memory_tokens = "model_length", [], memory_tokens // 2
             continue
         if proposal.code:
             return CodeResult(proposal, calls, None, memory_tokens)
-        record.error = proposal.problem
+        record.error, record.reply = proposal.problem, output.completion[:REPLY_CHARS]
         failure = "syntax_error" if "compile" in proposal.problem else "no_code"
         repair = [
             ChatMessageAssistant(content=output.completion or "(empty reply)"),
