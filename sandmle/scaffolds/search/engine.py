@@ -117,15 +117,25 @@ class Search:
         return len(self.journal)
 
     @property
+    def steps_left(self) -> int:
+        """Steps not yet used; aira-dojo's blank root takes one (negative after an overrun)."""
+        return self.budget.steps - self.journal.root_steps - self.steps_used
+
+    @property
+    def out_of_time(self) -> bool:
+        """Too little time left for another run."""
+        left = self.budget.remaining_s()
+        return left is not None and left < MIN_RUN_S
+
+    @property
     def exhausted(self) -> bool:
         """No steps left, or too little time left for another run."""
-        left = self.budget.remaining_s()
-        return self.steps_used >= self.budget.steps or (left is not None and left < MIN_RUN_S)
+        return self.steps_left <= 0 or self.out_of_time
 
     def environment(self, memory_tokens: int) -> Environment:
         return Environment(
-            steps_left=self.budget.steps - self.steps_used,
-            steps_total=self.budget.steps,
+            steps_left=self.steps_left,
+            steps_total=self.budget.steps - self.journal.root_steps,
             time_left_s=self.budget.remaining_s(),
             hardware=self.probe.hardware,
             packages=self.probe.packages,
@@ -227,22 +237,34 @@ class Search:
         return "invalid_submission", why
 
     async def debug_chain(
-        self, buggy: SearchNode, max_debug_depth: int, max_debug_time: float | None = None
+        self,
+        buggy: SearchNode,
+        max_debug_depth: int,
+        max_debug_time: float | None = None,
+        *,
+        depth_check: bool = False,
+        step_check: bool = True,
     ) -> tuple[list[int], SearchNode | None]:
         """Debug ``buggy`` until fixed, out of depth, run time or budget; the chain and the fix.
 
-        As aira-dojo's ``debug_cycle``: the run times of the chain (the buggy node's first)
-        count against ``max_debug_time``.
+        As aira-dojo's ``debug_cycle``: at most ``max_debug_depth`` tries, and the run times of
+        the chain (the buggy node's first) count against ``max_debug_time``. ``depth_check``
+        adds MCTS's stop once a try's debug depth reaches ``max_debug_depth``
+        (``src/dojo/solvers/mcts/mcts.py:546`` @ c795d86); ``step_check`` MCTS's cap at the
+        steps left (``mcts.py:524``; evo's cycle has neither, ``evo/evo.py:741-783``). Every
+        chain stops when too little time is left for a run.
         """
         chain, node = [buggy.id], buggy
         spent = buggy.exec_time_s or 0.0
         for _ in range(max_debug_depth):
-            if self.exhausted:
+            if self.out_of_time or (step_check and self.steps_left <= 0):
                 break
             node = await self.expand("debug", [node])
             chain.append(node.id)
             if not node.is_bug and node.metric is not None:
                 return chain, node
+            if depth_check and self.journal.debug_depth(node) >= max_debug_depth:
+                break
             spent += node.exec_time_s or 0.0
             if max_debug_time is not None and spent >= max_debug_time:
                 break
@@ -327,8 +349,12 @@ async def start_search(
     budget: Budget,
     model: ModelSettings,
     validate: bool = True,
+    blank_root: bool = False,
 ) -> Search:
-    """A fresh search for this sample, in the task's metric direction when it is known."""
+    """A fresh search for this sample, in the task's metric direction when it is known.
+
+    ``blank_root``: count aira-dojo's blank root node (see ``Journal``).
+    """
     competition = sample_competition(state)
     direction = None if competition is None else metric_direction(competition.config)
     paths = Paths.from_task(state.input_text)
@@ -336,7 +362,7 @@ async def start_search(
     parts = PromptParts(state.input_text, found.preview, budget.exec_timeout, paths)
     return Search(
         task=state.input_text,
-        journal=Journal(lower_is_better=direction),
+        journal=Journal(lower_is_better=direction, blank_root=blank_root),
         prompter=prompter(parts),
         budget=budget,
         scaffold=scaffold,

@@ -4,6 +4,13 @@ Follows aideml's ``aide/journal.py`` rules: a node's stage is derived from its p
 (no parent: draft; buggy parent: debug; else improve), its debug depth counts the
 consecutive debug steps above it, and the best node is the best non-buggy one by metric,
 compared in the task's direction.
+
+aira-dojo hangs its drafts under a blank root node that is buggy (``Greedy.create_root_node``,
+``src/dojo/solvers/greedy/greedy.py:127-142`` @ c795d86; the same in MCTS and evo) and that
+takes step 0. A journal made with ``blank_root=True`` stands for that root without storing
+it: the root counts as a buggy parent of every draft in ``debug_depth`` (aira's
+``Node.debug_depth``, ``core/solvers/utils/journal.py:131-144``, so a draft has depth 1),
+and as one step used (``root_steps``).
 """
 
 from __future__ import annotations
@@ -20,10 +27,12 @@ Stage = Literal["draft", "improve", "debug"]
 class Journal:
     """All nodes of one search, in creation order, with parent/child lookups."""
 
-    def __init__(self, lower_is_better: bool | None = None) -> None:
+    def __init__(self, lower_is_better: bool | None = None, blank_root: bool = False) -> None:
         self.nodes: list[SearchNode] = []
         self.lower_is_better = lower_is_better
         """Direction of the metric; None means "as the first good node's review says"."""
+        self.blank_root = blank_root
+        """Count aira-dojo's blank buggy root above the drafts (see the module doc)."""
         self._by_id: dict[int, SearchNode] = {}
         self._children: dict[int, list[int]] = {}
 
@@ -61,13 +70,23 @@ class Journal:
             return "draft"
         return "debug" if parent.is_bug else "improve"
 
+    @property
+    def root_steps(self) -> int:
+        """Steps the blank root takes (aira-dojo's root is step 0 of ``step_limit``)."""
+        return 1 if self.blank_root else 0
+
     def debug_depth(self, node: SearchNode) -> int:
-        """Number of consecutive debug steps ending at ``node`` (0 unless it is a debug)."""
+        """Number of consecutive buggy parents above ``node`` (0 unless it is a debug).
+
+        With ``blank_root`` the buggy root above the drafts counts too, as in aira-dojo.
+        """
         depth = 0
         parent = self.parent_of(node)
         while parent is not None and parent.is_bug:  # stage(node) == "debug"
             depth += 1
             parent = self.parent_of(parent)
+        if parent is None and self.blank_root:  # the chain reaches the (buggy) root
+            depth += 1
         return depth
 
     def failed_chain(self, node: SearchNode) -> list[SearchNode]:
