@@ -75,16 +75,17 @@ class AidePrompter:
         memory = memory_part(memory_text(journal.good_nodes, env.memory_tokens))
         task = task_part(self.parts.task)
         if operator == "draft":
-            body = [task, memory, self._rules(DRAFT_GUIDES), self.parts.data()]
+            body = [task, memory, self._rules(DRAFT_GUIDES, env), self.parts.data()]
             return sections(DRAFT_INTRO, [*body, environment_part(env)])
         if operator == "improve":
-            body = [task, memory, improve_part(parents[0]), self._rules(IMPROVE_GUIDES)]
+            body = [task, memory, improve_part(parents[0]), self._rules(IMPROVE_GUIDES, env)]
             return sections(IMPROVE_INTRO, [*body, environment_part(env)])
         if operator == "debug":
             body = [task, buggy_part(parents[0]), output_part(parents[0])]
-            body += [self._rules(DEBUG_GUIDES), self.parts.data()]
+            body += [self._rules(DEBUG_GUIDES, env), self.parts.data()]
             return sections(DEBUG_INTRO, [*body, environment_part(env)])
         raise ValueError(f"AIDE has no {operator!r} operator")
 
-    def _rules(self, guides: tuple[str, ...]) -> tuple[str, str]:
-        return instructions_part(*guides, *CODE_GUIDES, self.parts.script_rules(), RESPONSE_FORMAT)
+    def _rules(self, guides: tuple[str, ...], env: Environment) -> tuple[str, str]:
+        rules = self.parts.script_rules(env.run_timeout_s)
+        return instructions_part(*guides, *CODE_GUIDES, rules, RESPONSE_FORMAT)

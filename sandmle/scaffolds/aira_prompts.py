@@ -95,27 +95,26 @@ class AiraPrompter:
         good = memory_part(memory_text(journal.good_nodes, env.memory_tokens))
         if operator == "draft":
             tier = self._tier(len(journal.drafts))
-            rules = self._rules(tier, "Consider a DIFFERENT aspect than the ideas in memory.")
+            rules = self._rules(env, tier, "Consider a DIFFERENT aspect than the ideas in memory.")
             return sections(DRAFT_INTRO, [task, good, data, environment, rules])
         parent = parents[0]
         if operator == "improve":
             tier = self._tier(len(journal.children(parent)))
-            rules = self._rules(tier, "Make one focused, testable change.")
+            rules = self._rules(env, tier, "Make one focused, testable change.")
             body = [task, improve_part(parent), output_part(parent), good, data]
             return sections(IMPROVE_INTRO, [*body, environment, rules])
         if operator == "debug":
             chain = memory_part(memory_text(journal.failed_chain(parent), env.memory_tokens))
-            rules = self._rules("Do not repeat a fix from the memory that did not work.")
+            rules = self._rules(env, "Do not repeat a fix from the memory that did not work.")
             body = [task, chain, buggy_part(parent), output_part(parent), data]
             return sections(DEBUG_INTRO, [*body, environment, rules])
-        rules = self._rules("Keep what makes each solution work; drop what does not.")
+        rules = self._rules(env, "Keep what makes each solution work; drop what does not.")
         body = [task, *crossover_parts(parent, parents[1]), data]
         return sections(CROSSOVER_INTRO, [*body, environment, rules])
 
     def _tier(self, count: int) -> str:
         return TIER_GUIDES[complexity_tier(count)] if self.use_complexity else ""
 
-    def _rules(self, *guides: str) -> tuple[str, str]:
-        return instructions_part(
-            *guides, CV_GUIDE, *STYLE_GUIDES, self.parts.script_rules(), RESPONSE_FORMAT
-        )
+    def _rules(self, env: Environment, *guides: str) -> tuple[str, str]:
+        rules = self.parts.script_rules(env.run_timeout_s)
+        return instructions_part(*guides, CV_GUIDE, *STYLE_GUIDES, rules, RESPONSE_FORMAT)

@@ -19,7 +19,8 @@ from sandmle.scaffolds.prompt_format import (
     operator_of,
     section,
 )
-from sandmle.scaffolds.search import parse_proposal, parse_review
+from sandmle.scaffolds.search import Budget, Journal, Search, parse_proposal, parse_review
+from sandmle.scaffolds.search.engine import RESERVE_S
 from sandmle.scaffolds.search.prompts import Environment, PromptParts, analyze_prompt, memory_text
 from sandmle.scaffolds.search.responses import printed_metric
 from sandmle.scaffolds.search.runner import truncate
@@ -151,3 +152,19 @@ def test_complexity_tiers_grow_with_children():
     assert [complexity_tier(n) for n in (0, 1, 2, 3, 4, 9)] == [
         "simple", "simple", "normal", "normal", "complex", "complex"
     ]  # fmt: skip
+
+
+def test_prompts_state_the_run_limit_as_min_of_exec_timeout_and_time_left():
+    """aira-dojo: ``exec_timeout = int(min(cfg.execution_timeout, remaining_time))`` in every
+    operator prompt (``core/solvers/operators/draft.py:40``, ``improve.py``/``debug.py`` the
+    same @ c795d86); the prompt must not promise 4 hours with 10 minutes left."""
+    parts = PromptParts("A task.", exec_timeout=14400)
+    for prompter in (AidePrompter(parts), AiraPrompter(parts)):
+        search = Search("A task.", Journal(blank_root=True), prompter,
+                        Budget(5, time_limit=600 + RESERVE_S, exec_timeout=14400), "t")  # fmt: skip
+        env = search.environment(16_000)
+        assert env.run_timeout_s is not None and 590 <= env.run_timeout_s <= 600
+        assert env.steps_left == 4  # the blank root took one
+        text = prompter("draft", [], search.journal, env)
+        assert "must finish within 9." in text or "must finish within 10 minutes" in text
+        assert "4 hours" not in text and "Steps left: 4 of 4" in text

@@ -140,6 +140,7 @@ class Search:
             hardware=self.probe.hardware,
             packages=self.probe.packages,
             memory_tokens=memory_tokens,
+            run_timeout_s=self.budget.run_timeout(),
         )
 
     async def expand(self, operator: Operator, parents: list[SearchNode]) -> SearchNode:

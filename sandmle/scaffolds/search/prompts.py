@@ -62,6 +62,10 @@ class Environment:
     packages: tuple[str, ...] = ()
     memory_tokens: int = 16_000
     """Budget of the memory section; halved when a reply stops for length."""
+    run_timeout_s: int | None = None
+    """Seconds the next run may take: ``min(exec timeout, time left)``, as both references
+    state it (aira-dojo ``core/solvers/operators/draft.py:40`` @ c795d86; MLE-bench's AIDE
+    fork). None: the preset's exec timeout."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,9 @@ class PromptParts:
     exec_timeout: int = 3600
     paths: Paths = field(default_factory=Paths)
 
-    def script_rules(self) -> str:
+    def script_rules(self, run_timeout_s: int | None = None) -> str:
+        """The rules every script follows; the time limit is this run's (``Environment``)."""
+        timeout = self.exec_timeout if run_timeout_s is None else run_timeout_s
         return (
             f"All input data is in `{self.paths.data_dir}` (read-only; no need to unzip "
             f"anything). Save the test predictions to `{self.paths.submission}` in the format "
@@ -93,7 +99,7 @@ class PromptParts:
             "validation metric computed on a hold-out set or by cross-validation, and end "
             f"with a line `{METRIC_LINE_EXAMPLE}`. The script runs as `python solution.py` in "
             "its own working directory (use it for temporary files), with no internet access, "
-            f"and must finish within {human_time(self.exec_timeout)}."
+            f"and must finish within {human_time(timeout)}."
         )
 
     def data(self) -> tuple[str, str]:
