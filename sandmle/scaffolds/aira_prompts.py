@@ -5,9 +5,9 @@ aira_operators/{draft,improve,debug,crossover}.yaml`` and ``src/dojo/core/solver
 memory.py``: one idea per reply, different from those in memory; 5-fold cross-validation;
 memory is every good node (``simple_memory``: ``include_buggy_nodes: false``) for draft and
 improve, none for crossover, and for debug the chain of failed attempts from the buggy parent
-back to the last good ancestor, plans included (``ancestral_memory``). Improve and crossover
-show the parents' outputs. With ``use_complexity`` (off in the released MLE-bench configs) a
-tier grows with the drafts made or the parent's children (under 2: simple, under 4: normal).
+back to the last good ancestor, plans included (``ancestral_memory``). Improve shows the
+parent's output; crossover the two parents' code only, as aira-dojo's template (no outputs,
+no data overview). With ``use_complexity`` (off in the released MLE-bench configs) a tier grows with the drafts made or the parent's children (under 2: simple, under 4: normal).
 The analyze step is AIDE's (AIRA reuses it), shared in ``search.prompts``.
 """
 
@@ -109,7 +109,7 @@ class AiraPrompter:
             body = [task, chain, buggy_part(parent), output_part(parent), data]
             return sections(DEBUG_INTRO, [*body, environment, rules])
         rules = self._rules(env, "Keep what makes each solution work; drop what does not.")
-        body = [task, *crossover_parts(parent, parents[1]), data]
+        body = [task, *crossover_parts(parent, parents[1])]
         return sections(CROSSOVER_INTRO, [*body, environment, rules])
 
     def _tier(self, count: int) -> str:

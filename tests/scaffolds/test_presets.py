@@ -84,6 +84,7 @@ PINS: dict[str, dict[str, dict[str, object]]] = {
         "exec_timeout": 3600,  # aide/utils/config.yaml:23 exec.timeout
         "time_limit": None,  # aideml has no search time limit
         "temperature": 0.5,  # aide/utils/config.yaml:47 (code), :52 (feedback)
+        "mle_bench_fork": False,  # aideml itself: aide/agent.py:95-115, :328-332
     },
     "aide/mle-bench": {
         "steps": 500,  # agents/aide/config.yaml:2 step_count (agent.steps :26)
@@ -93,6 +94,7 @@ PINS: dict[str, dict[str, dict[str, object]]] = {
         "exec_timeout": 32400,  # agents/aide/config.yaml:17
         "time_limit": 86400,  # agents/aide/config.yaml:3 (agent.time_limit :16)
         "temperature": 0.5,  # not overridden for gpt-4o: aideml's config.yaml:47, :52
+        "mle_bench_fork": True,  # agents/aide/additional_notes.txt:4-7 (time, steps each step)
     },
 }
 

@@ -111,6 +111,9 @@ class Search:
     """When given, each submission's format is checked (never its score)."""
     model: ModelSettings = field(default_factory=ModelSettings)
     probe: Probe = field(default_factory=Probe)
+    require_submission: bool = True
+    """A run without submission.csv is buggy (aira-dojo's MLE-bench task, MLE-bench's AIDE
+    fork); aideml itself judges by the review, the exit status and the metric only."""
 
     @property
     def steps_used(self) -> int:
@@ -226,7 +229,7 @@ class Search:
             return "run_timeout", "The run was killed for time."
         if run.exit_code != 0:
             return "run_error", f"The script exited with status {run.exit_code}."
-        if not run.has_submission:
+        if not run.has_submission and (self.require_submission or self.competition):
             return "no_submission", "The script wrote no submission.csv."
         if self.competition is None:
             return "", ""
@@ -351,6 +354,7 @@ async def start_search(
     model: ModelSettings,
     validate: bool = True,
     blank_root: bool = False,
+    require_submission: bool = True,
 ) -> Search:
     """A fresh search for this sample, in the task's metric direction when it is known.
 
@@ -370,4 +374,5 @@ async def start_search(
         competition=competition if validate else None,
         model=replace(model),  # a sample's own copy: its memory budget shrinks on its own
         probe=found,
+        require_submission=require_submission,
     )

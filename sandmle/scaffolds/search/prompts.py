@@ -28,7 +28,6 @@ from sandmle.scaffolds.prompt_format import (
     METRIC_LINE_EXAMPLE,
     REVIEW_TOOL,
     SECOND_CODE_SECTION,
-    SECOND_OUTPUT_SECTION,
     TASK_SECTION,
     data_dir_of,
     submission_path_of,
@@ -116,6 +115,13 @@ def human_time(seconds: float) -> str:
     return f"{int(seconds)} seconds"
 
 
+def packages_part(env: Environment) -> tuple[str, str]:
+    """Only the installed packages: aideml's draft prompt (``Agent._prompt_environment``)."""
+    if not env.packages:
+        return ENVIRONMENT_SECTION, ""
+    return ENVIRONMENT_SECTION, f"- Installed packages: {', '.join(env.packages)}."
+
+
 def environment_part(env: Environment) -> tuple[str, str]:
     """Time and steps left, hardware and packages (MLE-bench's AIDE notes; aira-dojo COMPUTE)."""
     time_left = "no limit" if env.time_left_s is None else human_time(max(env.time_left_s, 0))
@@ -174,12 +180,9 @@ def buggy_part(node: SearchNode) -> tuple[str, str]:
 
 
 def crossover_parts(first: SearchNode, second: SearchNode) -> list[tuple[str, str]]:
-    return [
-        (FIRST_CODE_SECTION, code_body(first)),
-        output_part(first),
-        (SECOND_CODE_SECTION, code_body(second)),
-        (SECOND_OUTPUT_SECTION, fence(second.output or "(no output)")),
-    ]
+    """The two parents' code only: aira-dojo's crossover template renders no output and no
+    data overview (``operators/mlebench/aira_operators/crossover.yaml:31-41`` @ c795d86)."""
+    return [(FIRST_CODE_SECTION, code_body(first)), (SECOND_CODE_SECTION, code_body(second))]
 
 
 def output_part(node: SearchNode) -> tuple[str, str]:
