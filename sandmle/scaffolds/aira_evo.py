@@ -212,6 +212,7 @@ async def evo_search(
                 )
             if child is not None:
                 child.extra["island"] = island
+                child.extra["generation"] = generation
                 members.append(child)
                 islands.append(island)
         if generation == 0:

@@ -42,6 +42,10 @@ class MctsStats:
     value: dict[int, float] = field(default_factory=dict)
     low: float = math.inf
     high: float = -math.inf
+    touched: set[int] = field(default_factory=set)
+    """Nodes whose counts changed since the last ``annotate``."""
+    annotated: int = 0
+    """Journal nodes ``annotate`` has seen."""
 
     def signed(self, metric: float) -> float:
         return -metric if self.lower_is_better else metric
@@ -66,6 +70,7 @@ class MctsStats:
     def backpropagate(self, path: list[int], metric: float) -> None:
         """Add one visit and the metric's signed value to every node on ``path``."""
         signed = self.signed(metric)
+        self.touched.update(path)
         for node_id in path:
             self.visits[node_id] = self.visits.get(node_id, 0) + 1
             self.value[node_id] = self.value.get(node_id, 0.0) + signed
@@ -89,9 +94,12 @@ def select_path(journal: Journal, stats: MctsStats) -> list[int]:
 
 def annotate(journal: Journal, stats: MctsStats) -> None:
     """Copy the visit counts and values into each node's ``extra`` for the log."""
-    for node in journal.nodes:
+    changed = [journal.get(i) for i in stats.touched if i != ROOT]
+    for node in [*journal.nodes[stats.annotated :], *changed]:  # the rest did not change
         node.extra["visits"] = stats.visits.get(node.id, 0)
         node.extra["value"] = stats.value.get(node.id, 0.0)
+    stats.touched.clear()
+    stats.annotated = len(journal)
 
 
 async def mcts_step(

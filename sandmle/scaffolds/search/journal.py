@@ -15,7 +15,6 @@ and as one step used (``root_steps``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Literal
 
@@ -35,6 +34,11 @@ class Journal:
         """Count aira-dojo's blank buggy root above the drafts (see the module doc)."""
         self._by_id: dict[int, SearchNode] = {}
         self._children: dict[int, list[int]] = {}
+        self._drafts: list[SearchNode] = []
+        self._good: list[SearchNode] = []
+        self._best: tuple[bool, SearchNode | None] | None = None
+        """The best good node for a direction, kept as nodes arrive (a 10000-node search asks
+        for it after every node)."""
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -44,6 +48,14 @@ class Journal:
             raise ValueError(f"node id {node.id} is already in the journal")
         self.nodes.append(node)
         self._by_id[node.id] = node
+        if node.parent is None:
+            self._drafts.append(node)
+        if _good(node):
+            self._good.append(node)
+            if self._best is not None:
+                lower, best = self._best
+                if best is None or self._beats(node, best, lower):
+                    self._best = (lower, node)
         for parent in node.parents or ([node.parent] if node.parent is not None else []):
             self._children.setdefault(parent, []).append(node.id)
         return node
@@ -103,7 +115,7 @@ class Journal:
 
     @property
     def drafts(self) -> list[SearchNode]:
-        return [n for n in self.nodes if n.parent is None]
+        return list(self._drafts)
 
     @property
     def buggy_nodes(self) -> list[SearchNode]:
@@ -111,7 +123,7 @@ class Journal:
 
     @property
     def good_nodes(self) -> list[SearchNode]:
-        return [n for n in self.nodes if not n.is_bug and n.metric is not None]
+        return list(self._good)
 
     def direction(self) -> bool:
         """True when lower metrics are better (the task's, else the first good review's)."""
@@ -128,14 +140,24 @@ class Journal:
 
     def best_node(self, among: Iterable[SearchNode] | None = None) -> SearchNode | None:
         """The best good node (first made wins ties), or None when none is good."""
+        if among is None:
+            lower = self.direction()
+            if self._best is None or self._best[0] != lower:
+                self._best = (lower, self._best_of(self._good, lower))
+            return self._best[1]
+        return self._best_of([n for n in among if _good(n)], self.direction())
+
+    def _best_of(self, pool: list[SearchNode], lower: bool) -> SearchNode | None:
         best: SearchNode | None = None
-        best_metric = math.nan
-        pool = self.good_nodes if among is None else [n for n in among if _good(n)]
         for node in pool:
-            assert node.metric is not None  # a good node has one
-            if best is None or self.better(node.metric, best_metric):
-                best, best_metric = node, node.metric
+            if best is None or self._beats(node, best, lower):
+                best = node
         return best
+
+    @staticmethod
+    def _beats(node: SearchNode, best: SearchNode, lower: bool) -> bool:
+        assert node.metric is not None and best.metric is not None  # good nodes have one
+        return node.metric < best.metric if lower else node.metric > best.metric
 
     def dump(self) -> list[dict]:
         """The whole tree in the documented store schema (creation order)."""
