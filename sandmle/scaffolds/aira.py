@@ -25,6 +25,9 @@ from sandmle.scaffolds.aira_prompts import AiraPrompter
 from sandmle.scaffolds.search import Budget, ModelSettings, Search, start_search
 from sandmle.scaffolds.search.engine import DEFAULT_MEMORY_TOKENS
 
+BLANK_ROOT = True
+"""Every AIRA scaffold counts aira-dojo's blank root (see ``Journal``)."""
+
 
 def model_settings(
     sampling: Sampling, retries: int, memory_tokens: int, submit_fallback: bool
@@ -53,7 +56,7 @@ async def _start(
         budget=budget,
         model=model,
         validate=validate,
-        blank_root=True,
+        blank_root=BLANK_ROOT,
     )
 
 

@@ -34,6 +34,7 @@ from numpy.random import RandomState
 from sandmle.harness.search_tree import SearchNode
 from sandmle.scaffolds import aira_presets
 from sandmle.scaffolds.aide import greedy_search
+from sandmle.scaffolds.aira import BLANK_ROOT
 from sandmle.scaffolds.aira_evo import evo_search
 from sandmle.scaffolds.aira_mcts import mcts_search
 from sandmle.scaffolds.search import Budget, Journal, Search, engine
@@ -102,7 +103,7 @@ async def replay(run: dict, preset: str) -> list[SearchNode]:
                 "evo": aira_presets.EVO}[solver][preset]  # fmt: skip
     search = ReplaySearch(
         task="A task.",
-        journal=Journal(lower_is_better=False, blank_root=True),
+        journal=Journal(lower_is_better=False, blank_root=BLANK_ROOT),  # as the solvers make it
         prompter=lambda *args: "",
         budget=Budget(settings.steps, settings.time_limit, settings.exec_timeout),
         scaffold=f"aira_{solver}",
