@@ -8,10 +8,11 @@ probability ``debug_prob``, debug a random buggy leaf whose debug depth is at mo
 Presets: ``reference`` (the default) is aideml's ``aide/utils/config.yaml`` at that commit
 (``agent.steps`` 20, ``search.num_drafts`` 5, ``debug_prob`` 0.5, ``max_debug_depth`` 3,
 ``exec.timeout`` 3600, code and feedback ``temp`` 0.5, no time limit); ``mle-bench`` is
-MLE-bench's AIDE run (openai/mle-bench @ 3f538ee ``agents/aide/config.yaml``: ``agent.steps``
-500, ``exec.timeout`` 32400, ``search.max_debug_depth`` 20, ``search.debug_prob`` 1, 24 hours,
-written there as ``time_limit: 7200 # 24 hrs``; sandmle uses the 86400 s the comment and the
-paper state). Explicit arguments win over the preset.
+MLE-bench's AIDE run (openai/mle-bench main, ``agents/aide/config.yaml:2-3,14-17`` as of
+a0e3b23: ``agent.steps`` 500, ``time_limit`` 86400, ``search.max_debug_depth`` 20,
+``search.debug_prob`` 1, ``exec.timeout`` 32400) with its fork's behaviour
+(``mle_bench_fork``: the time, steps and hardware in every prompt; a run without
+``submission.csv`` is buggy). Explicit arguments win over the preset.
 """
 
 from __future__ import annotations
@@ -44,12 +45,19 @@ class AideSettings:
     exec_timeout: int = 3600
     time_limit: float | None = None
     temperature: float = 0.5
+    mle_bench_fork: bool = False
+    """MLE-bench's AIDE fork: time/steps/hardware in every prompt, no submission = buggy."""
 
 
 PRESETS: dict[Preset, AideSettings] = {
     "reference": AideSettings(),
     "mle-bench": AideSettings(
-        steps=500, debug_prob=1.0, max_debug_depth=20, exec_timeout=32400, time_limit=86400
+        steps=500,
+        debug_prob=1.0,
+        max_debug_depth=20,
+        exec_timeout=32400,
+        time_limit=86400,
+        mle_bench_fork=True,
     ),
 }
 
@@ -164,10 +172,11 @@ def aide(
         search = await start_search(
             state,
             scaffold="aide",
-            prompter=AidePrompter,
+            prompter=lambda parts: AidePrompter(parts, settings.mle_bench_fork),
             budget=Budget(settings.steps, settings.time_limit, settings.exec_timeout),
             model=ModelSettings(config, config, {}, retries, memory_tokens, submit_fallback),
             validate=validate,
+            require_submission=settings.mle_bench_fork,
         )
         await greedy_search(
             search,

@@ -3,8 +3,10 @@
 Written in our words, section for section as aideml builds them (WecoAI/aideml @ 9643875):
 draft has the task, the memory of good solutions, the guidelines and the data overview;
 improve the task, the memory and the solution to improve (code, no output); debug the task,
-the buggy solution, its output and the data overview. Every prompt also states the time and
-steps left, the hardware and the installed packages (MLE-bench's AIDE notes promise them).
+the buggy solution, its output and the data overview; the draft also lists the installed
+packages (``Agent._prompt_environment``, ``aide/agent.py:95-115``). With ``fork`` (the
+``mle-bench`` preset) every prompt instead states the time and steps left, the hardware and
+the packages, as MLE-bench's AIDE fork does.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from sandmle.scaffolds.search.prompts import (
     memory_part,
     memory_text,
     output_part,
+    packages_part,
     sections,
     task_part,
 )
@@ -68,6 +71,8 @@ class AidePrompter:
     """Writes AIDE's prompts for one sample."""
 
     parts: PromptParts
+    fork: bool = False
+    """MLE-bench's AIDE fork: the time, steps and hardware in every prompt."""
 
     def __call__(
         self, operator: Operator, parents: list[SearchNode], journal: Journal, env: Environment
@@ -75,16 +80,21 @@ class AidePrompter:
         memory = memory_part(memory_text(journal.good_nodes, env.memory_tokens))
         task = task_part(self.parts.task)
         if operator == "draft":
-            body = [task, memory, self._rules(DRAFT_GUIDES), self.parts.data()]
-            return sections(DRAFT_INTRO, [*body, environment_part(env)])
+            body = [task, memory, self._rules(DRAFT_GUIDES, env), self.parts.data()]
+            environment = environment_part(env) if self.fork else packages_part(env)
+            return sections(DRAFT_INTRO, [*body, environment])
         if operator == "improve":
-            body = [task, memory, improve_part(parents[0]), self._rules(IMPROVE_GUIDES)]
-            return sections(IMPROVE_INTRO, [*body, environment_part(env)])
+            body = [task, memory, improve_part(parents[0]), self._rules(IMPROVE_GUIDES, env)]
+            return sections(IMPROVE_INTRO, self._with_environment(body, env))
         if operator == "debug":
             body = [task, buggy_part(parents[0]), output_part(parents[0])]
-            body += [self._rules(DEBUG_GUIDES), self.parts.data()]
-            return sections(DEBUG_INTRO, [*body, environment_part(env)])
+            body += [self._rules(DEBUG_GUIDES, env), self.parts.data()]
+            return sections(DEBUG_INTRO, self._with_environment(body, env))
         raise ValueError(f"AIDE has no {operator!r} operator")
 
-    def _rules(self, guides: tuple[str, ...]) -> tuple[str, str]:
-        return instructions_part(*guides, *CODE_GUIDES, self.parts.script_rules(), RESPONSE_FORMAT)
+    def _with_environment(self, body: list, env: Environment) -> list:
+        return [*body, environment_part(env)] if self.fork else body
+
+    def _rules(self, guides: tuple[str, ...], env: Environment) -> tuple[str, str]:
+        rules = self.parts.script_rules(env.run_timeout_s)
+        return instructions_part(*guides, *CODE_GUIDES, rules, RESPONSE_FORMAT)

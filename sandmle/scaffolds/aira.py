@@ -1,45 +1,44 @@
 """``sandmle/aira_greedy``, ``aira_mcts``, ``aira_evo``: AIRA-dojo's operators under three policies.
 
 Defaults (``preset=reference``) are aira-dojo's released MLE-bench configs, value for value
-(facebookresearch/aira-dojo @ c795d86, ``src/dojo/configs/solver/``):
-
-- greedy (``mlebench/greedy.yaml`` over ``greedy.yaml``): ``step_limit`` 500, ``num_drafts`` 5,
-  ``debug_prob`` 1.0, ``max_debug_depth`` 20, ``execution_timeout`` 14400, ``time_limit_secs``
-  86400, ``use_complexity`` false, ``max_llm_call_retries`` 3; operators at the client's
-  default sampling (``generation_kwargs: {}``), analyze at temperature 0.5.
-- MCTS (``mlebench/mcts.yaml``): ``step_limit`` 10000, ``num_children`` 5, ``uct_c`` 0.25,
-  ``max_debug_depth`` 20, ``max_debug_time`` 1e9 (off), ``use_complexity`` false; draft,
-  improve and debug at temperature 0.6 / top-p 0.95, analyze at 0.5.
-- evolutionary (``mlebench/evo.yaml``): ``step_limit`` 10000, one island of up to 500, 5
-  individuals per generation, 100 generations, ``crossover_prob`` 0.5 from generation 2,
-  ``migration_prob`` 0 (from generation 999), temperatures 1.0 throughout, ``max_debug_depth``
-  10, ``max_debug_time`` 21600, ``use_complexity`` false; operators at 0.6 / 0.95, analyze and
-  crossover at 0.5.
+(facebookresearch/aira-dojo @ c795d86, ``src/dojo/configs/solver/``), in
+``sandmle.scaffolds.aira_presets`` with the file and line of each; an argument left at None
+takes its preset's value. As in aira-dojo a blank buggy root node takes step 0 and sits
+above the drafts (``Journal(blank_root=True)``): ``step_limit`` 500 makes 499 solutions, and
+a draft's debug depth is 1.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from random import Random
 
+import numpy as np
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from sandmle.harness.search_tree import SearchNode
 from sandmle.harness.solvers import guard
 from sandmle.scaffolds.aide import greedy_search, sample_rng
-from sandmle.scaffolds.aira_evo import EvoOperator, Population, temperature_at
-from sandmle.scaffolds.aira_mcts import MctsStats, mcts_step
+from sandmle.scaffolds.aira_evo import evo_search
+from sandmle.scaffolds.aira_mcts import mcts_search
+from sandmle.scaffolds.aira_presets import EVO, GREEDY, MCTS, Preset, Sampling, resolve
 from sandmle.scaffolds.aira_prompts import AiraPrompter
 from sandmle.scaffolds.search import Budget, ModelSettings, Search, start_search
 from sandmle.scaffolds.search.engine import DEFAULT_MEMORY_TOKENS
-from sandmle.scaffolds.search.model_io import DEFAULT_RETRIES
 
-Preset = Literal["reference"]
-EXEC_TIMEOUT = 14400
-TIME_LIMIT = 86400
-SAMPLED = GenerateConfig(temperature=0.6, top_p=0.95)
-ANALYZE = GenerateConfig(temperature=0.5)
-CROSSOVER = GenerateConfig(temperature=0.5)
+BLANK_ROOT = True
+"""Every AIRA scaffold counts aira-dojo's blank root (see ``Journal``)."""
+
+
+def model_settings(
+    sampling: Sampling, retries: int, memory_tokens: int, submit_fallback: bool
+) -> ModelSettings:
+    """The calls' sampling (None: the client's default, as aira's ``generation_kwargs: {}``)."""
+    code = GenerateConfig(temperature=sampling.temperature, top_p=sampling.top_p)
+    review = GenerateConfig(temperature=sampling.analyze_temperature)
+    per_operator = {}
+    if sampling.crossover_temperature is not None:
+        per_operator["crossover"] = GenerateConfig(temperature=sampling.crossover_temperature)
+    return ModelSettings(code, review, per_operator, retries, memory_tokens, submit_fallback)
 
 
 async def _start(
@@ -57,21 +56,27 @@ async def _start(
         budget=budget,
         model=model,
         validate=validate,
+        blank_root=BLANK_ROOT,
     )
+
+
+def numpy_rng(rng: Random) -> np.random.RandomState:
+    """numpy's legacy RNG (aira-dojo draws evo's parents from it), seeded from ``rng``."""
+    return np.random.RandomState(rng.getrandbits(32))
 
 
 @solver
 def aira_greedy(
-    steps: int = 500,
-    num_drafts: int = 5,
-    debug_prob: float = 1.0,
-    max_debug_depth: int = 20,
-    exec_timeout: int = EXEC_TIMEOUT,
-    time_limit: float | None = TIME_LIMIT,
-    use_complexity: bool = False,
+    steps: int | None = None,
+    num_drafts: int | None = None,
+    debug_prob: float | None = None,
+    max_debug_depth: int | None = None,
+    exec_timeout: int | None = None,
+    time_limit: float | None = None,
+    use_complexity: bool | None = None,
     validate: bool = True,
     seed: int = 0,
-    retries: int = DEFAULT_RETRIES,
+    retries: int | None = None,
     memory_tokens: int = DEFAULT_MEMORY_TOKENS,
     submit_fallback: bool = False,
     preset: Preset = "reference",
@@ -79,31 +84,45 @@ def aira_greedy(
     """AIRA's greedy search: AIDE's policy with AIRA's operators.
 
     Args:
-        steps: Nodes to create.
-        num_drafts: Root drafts before improving.
-        debug_prob: Chance of debugging a buggy leaf each step.
-        max_debug_depth: Deepest debug chain still debugged.
-        exec_timeout: Seconds per script run.
-        time_limit: Seconds of wall time for the search (cut by the sample's limit).
-        use_complexity: Ask for simple-to-complex ideas as a node gains children.
+        steps: aira's ``step_limit``; the blank root takes one (500).
+        num_drafts: Root drafts before improving (5).
+        debug_prob: Chance of debugging a buggy leaf each step (1.0).
+        max_debug_depth: Deepest debug chain still debugged, the root counted (20).
+        exec_timeout: Seconds per script run (14400).
+        time_limit: Seconds of wall time for the search, cut by the sample's limit (86400).
+        use_complexity: Ask for simple-to-complex ideas as a node gains children (off).
         validate: Check each submission's format with the grader (never its score).
         seed: Seed of the policy's RNG.
-        retries: Tries per model call before the node is recorded as failed.
+        retries: Tries per model call before the node is recorded as failed (3).
         memory_tokens: Budget of the memory section (halved after a reply cut for length).
         submit_fallback: With no good node, hand in the latest usable submission.
         preset: ``reference`` (aira-dojo's released MLE-bench config; the only one).
     """
-    model = ModelSettings(GenerateConfig(), ANALYZE, {}, retries, memory_tokens, submit_fallback)
+    settings = resolve(
+        GREEDY,
+        preset,
+        steps=steps,
+        num_drafts=num_drafts,
+        debug_prob=debug_prob,
+        max_debug_depth=max_debug_depth,
+        exec_timeout=exec_timeout,
+        time_limit=time_limit,
+        use_complexity=use_complexity,
+        retries=retries,
+    )
+    model = model_settings(settings.sampling, settings.retries, memory_tokens, submit_fallback)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        budget = Budget(steps, time_limit, exec_timeout)
-        search = await _start(state, "aira_greedy", budget, use_complexity, validate, model)
+        budget = Budget(settings.steps, settings.time_limit, settings.exec_timeout)
+        search = await _start(
+            state, "aira_greedy", budget, settings.use_complexity, validate, model
+        )
         await greedy_search(
             search,
             sample_rng(seed, state),
-            num_drafts=num_drafts,
-            debug_prob=debug_prob,
-            max_debug_depth=max_debug_depth,
+            num_drafts=settings.num_drafts,
+            debug_prob=settings.debug_prob,
+            max_debug_depth=settings.max_debug_depth,
         )
         return state
 
@@ -112,16 +131,16 @@ def aira_greedy(
 
 @solver
 def aira_mcts(
-    steps: int = 10000,
-    num_children: int = 5,
-    uct_c: float = 0.25,
-    max_debug_depth: int = 20,
+    steps: int | None = None,
+    num_children: int | None = None,
+    uct_c: float | None = None,
+    max_debug_depth: int | None = None,
     max_debug_time: float | None = None,
-    exec_timeout: int = EXEC_TIMEOUT,
-    time_limit: float | None = TIME_LIMIT,
-    use_complexity: bool = False,
+    exec_timeout: int | None = None,
+    time_limit: float | None = None,
+    use_complexity: bool | None = None,
     validate: bool = True,
-    retries: int = DEFAULT_RETRIES,
+    retries: int | None = None,
     memory_tokens: int = DEFAULT_MEMORY_TOKENS,
     submit_fallback: bool = False,
     preset: Preset = "reference",
@@ -129,29 +148,39 @@ def aira_mcts(
     """AIRA's Monte Carlo tree search (UCT over normalised values; see ``aira_mcts``).
 
     Args:
-        steps: Nodes to create.
-        num_children: Children made each time a leaf is expanded.
-        uct_c: UCT exploration constant.
-        max_debug_depth: Longest debug chain for a buggy child.
-        max_debug_time: Seconds of run time a debug chain may spend (None: no limit).
-        exec_timeout: Seconds per script run.
-        time_limit: Seconds of wall time for the search (cut by the sample's limit).
-        use_complexity: Ask for simple-to-complex ideas as a node gains children.
+        steps: aira's ``step_limit``; the blank root takes one (10000).
+        num_children: Children made each time a leaf is expanded (5).
+        uct_c: UCT exploration constant (0.25).
+        max_debug_depth: Longest debug chain for a buggy child, the root counted (20).
+        max_debug_time: Seconds of run time a debug chain may spend (1e9: off).
+        exec_timeout: Seconds per script run (14400).
+        time_limit: Seconds of wall time for the search, cut by the sample's limit (86400).
+        use_complexity: Ask for simple-to-complex ideas as a node gains children (off).
         validate: Check each submission's format with the grader (never its score).
-        retries: Tries per model call before the node is recorded as failed.
+        retries: Tries per model call before the node is recorded as failed (3).
         memory_tokens: Budget of the memory section (halved after a reply cut for length).
         submit_fallback: With no good node, hand in the latest usable submission.
         preset: ``reference`` (aira-dojo's released MLE-bench config; the only one).
     """
-    model = ModelSettings(SAMPLED, ANALYZE, {}, retries, memory_tokens, submit_fallback)
+    settings = resolve(
+        MCTS,
+        preset,
+        steps=steps,
+        num_children=num_children,
+        uct_c=uct_c,
+        max_debug_depth=max_debug_depth,
+        max_debug_time=max_debug_time,
+        exec_timeout=exec_timeout,
+        time_limit=time_limit,
+        use_complexity=use_complexity,
+        retries=retries,
+    )
+    model = model_settings(settings.sampling, settings.retries, memory_tokens, submit_fallback)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        budget = Budget(steps, time_limit, exec_timeout)
-        search = await _start(state, "aira_mcts", budget, use_complexity, validate, model)
-        stats = MctsStats(lower_is_better=search.journal.direction(), uct_c=uct_c)
-        while not search.exhausted:
-            await mcts_step(search, stats, num_children, max_debug_depth, max_debug_time)
-        await search.finish()
+        budget = Budget(settings.steps, settings.time_limit, settings.exec_timeout)
+        search = await _start(state, "aira_mcts", budget, settings.use_complexity, validate, model)
+        await mcts_search(search, settings)
         return state
 
     return guard(solve)
@@ -159,25 +188,25 @@ def aira_mcts(
 
 @solver
 def aira_evo(
-    steps: int = 10000,
-    individuals_per_generation: int = 5,
-    num_generations: int = 100,
-    num_islands: int = 1,
-    max_island_size: int = 500,
-    crossover_prob: float = 0.5,
-    num_generations_till_crossover: int = 2,
-    migration_prob: float = 0.0,
-    num_generations_till_migration: int = 999,
-    initial_temp: float = 1.0,
-    final_temp: float = 1.0,
-    max_debug_depth: int = 10,
-    max_debug_time: float | None = 21600,
-    exec_timeout: int = EXEC_TIMEOUT,
-    time_limit: float | None = TIME_LIMIT,
-    use_complexity: bool = False,
+    steps: int | None = None,
+    individuals_per_generation: int | None = None,
+    num_generations: int | None = None,
+    num_islands: int | None = None,
+    max_island_size: int | None = None,
+    crossover_prob: float | None = None,
+    num_generations_till_crossover: int | None = None,
+    migration_prob: float | None = None,
+    num_generations_till_migration: int | None = None,
+    initial_temp: float | None = None,
+    final_temp: float | None = None,
+    max_debug_depth: int | None = None,
+    max_debug_time: float | None = None,
+    exec_timeout: int | None = None,
+    time_limit: float | None = None,
+    use_complexity: bool | None = None,
     validate: bool = True,
     seed: int = 0,
-    retries: int = DEFAULT_RETRIES,
+    retries: int | None = None,
     memory_tokens: int = DEFAULT_MEMORY_TOKENS,
     submit_fallback: bool = False,
     preset: Preset = "reference",
@@ -185,67 +214,57 @@ def aira_evo(
     """AIRA's evolutionary search over islands (see ``aira_evo`` for the rules).
 
     Args:
-        steps: Nodes to create (the search also stops after ``num_generations``).
-        individuals_per_generation: Children made per generation.
-        num_generations: Generations at most.
-        num_islands: Sub-populations.
-        max_island_size: Individuals an island keeps.
-        crossover_prob: Chance of crossover instead of improve, once allowed.
-        num_generations_till_crossover: First generation that may use crossover.
-        migration_prob: Chance per generation of refreshing the weaker islands.
-        num_generations_till_migration: First generation that may migrate.
-        initial_temp: Selection temperature at generation 0.
-        final_temp: Selection temperature at the last generation.
-        max_debug_depth: Longest debug chain for a buggy child.
-        max_debug_time: Seconds of run time a debug chain may spend (None: no limit).
-        exec_timeout: Seconds per script run.
-        time_limit: Seconds of wall time for the search (cut by the sample's limit).
-        use_complexity: Ask for simple-to-complex ideas as a node gains children.
+        steps: aira's ``step_limit``, checked after each generation (10000).
+        individuals_per_generation: Children made per generation (5).
+        num_generations: Generations at most (100).
+        num_islands: Sub-populations (1).
+        max_island_size: Individuals an island keeps (500).
+        crossover_prob: Chance of crossover instead of improve, once allowed (0.5).
+        num_generations_till_crossover: First generation that may use crossover (2).
+        migration_prob: Chance per generation of refreshing the weaker islands (0).
+        num_generations_till_migration: First generation that may migrate (999).
+        initial_temp: Selection temperature at generation 0 (1.0).
+        final_temp: Selection temperature at the last generation (1.0).
+        max_debug_depth: Longest debug chain for a buggy child (10).
+        max_debug_time: Seconds of run time a debug chain may spend (21600).
+        exec_timeout: Seconds per script run (14400).
+        time_limit: Seconds of wall time for the search, cut by the sample's limit (86400).
+        use_complexity: Ask for simple-to-complex ideas as a node gains children (off).
         validate: Check each submission's format with the grader (never its score).
-        seed: Seed of the policy's RNG.
-        retries: Tries per model call before the node is recorded as failed.
+        seed: Seed of the policy's RNGs.
+        retries: Tries per model call before the node is recorded as failed (3).
         memory_tokens: Budget of the memory section (halved after a reply cut for length).
         submit_fallback: With no good node, hand in the latest usable submission.
         preset: ``reference`` (aira-dojo's released MLE-bench config; the only one).
     """
-    per_operator = {"crossover": CROSSOVER}
-    model = ModelSettings(SAMPLED, ANALYZE, per_operator, retries, memory_tokens, submit_fallback)
+    settings = resolve(
+        EVO,
+        preset,
+        steps=steps,
+        individuals_per_generation=individuals_per_generation,
+        num_generations=num_generations,
+        num_islands=num_islands,
+        max_island_size=max_island_size,
+        crossover_prob=crossover_prob,
+        num_generations_till_crossover=num_generations_till_crossover,
+        migration_prob=migration_prob,
+        num_generations_till_migration=num_generations_till_migration,
+        initial_temp=initial_temp,
+        final_temp=final_temp,
+        max_debug_depth=max_debug_depth,
+        max_debug_time=max_debug_time,
+        exec_timeout=exec_timeout,
+        time_limit=time_limit,
+        use_complexity=use_complexity,
+        retries=retries,
+    )
+    model = model_settings(settings.sampling, settings.retries, memory_tokens, submit_fallback)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        budget = Budget(steps, time_limit, exec_timeout)
-        search = await _start(state, "aira_evo", budget, use_complexity, validate, model)
+        budget = Budget(settings.steps, settings.time_limit, settings.exec_timeout)
+        search = await _start(state, "aira_evo", budget, settings.use_complexity, validate, model)
         rng = sample_rng(seed, state)
-        population = Population(num_islands, max_island_size, search.journal.direction())
-        for generation in range(num_generations):
-            if search.exhausted:
-                break
-            temperature = temperature_at(generation, num_generations, initial_temp, final_temp)
-            crossover = crossover_prob if generation >= num_generations_till_crossover else 0.0
-            members: list[SearchNode] = []
-            islands: list[int] = []
-            for _ in range(individuals_per_generation):
-                if search.exhausted:
-                    break
-                operator: EvoOperator
-                parents: list[SearchNode]
-                if generation == 0:
-                    operator, parents, island = "draft", [], rng.randrange(num_islands)
-                else:
-                    operator, parents, island = population.sample(rng, temperature, crossover)
-                child: SearchNode | None = await search.expand(operator, parents)
-                if child is not None and child.is_bug:
-                    _, child = await search.debug_chain(child, max_debug_depth, max_debug_time)
-                if child is not None:
-                    child.extra["island"] = island
-                    members.append(child)
-                    islands.append(island)
-            if generation == 0:
-                population.seed(members, islands)
-            else:
-                migrate = migration_prob if generation >= num_generations_till_migration else 0.0
-                population.add(members, islands, migrate, rng)
-            search.record()
-        await search.finish()
+        await evo_search(search, rng, numpy_rng(rng), settings)
         return state
 
     return guard(solve)

@@ -12,6 +12,15 @@ empty or it is at least as fit as the island's mean; islands over ``max_island_s
 their worst; with probability ``migration_prob`` (0 before ``num_generations_till_migration``)
 the weaker half of the islands keep only their best and receive a fit non-best individual
 migrated from a stronger island.
+
+Draws as aira-dojo's: the operator coin, the island and the migration coin from the Python
+RNG, the parents from numpy's (``numpy.random.choice`` without replacement, ``evo.py:504``),
+so a replay under the same seeds makes the same choices. Differences, kept on purpose: when
+no island holds enough members for the operator aira-dojo raises (``evo.py:525``), here the
+fittest island gets an improve; aira-dojo's island ids go out of step with the generation's
+members once a child is discarded (``evo.py:935`` appends an id for every child, ``:950``
+a member only for good ones), here each member keeps its own island; migration's tie-break
+and donor draws use the Python RNG (aira-dojo: numpy; no preset migrates).
 """
 
 from __future__ import annotations
@@ -21,7 +30,11 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Literal
 
+import numpy as np
+
 from sandmle.harness.search_tree import SearchNode
+from sandmle.scaffolds.aira_presets import EvoSettings
+from sandmle.scaffolds.search import Search
 
 EvoOperator = Literal["draft", "improve", "crossover"]
 FEW_SHOT = {"improve": 1, "crossover": 2}
@@ -29,12 +42,10 @@ FEW_SHOT = {"improve": 1, "crossover": 2}
 
 
 def softmax(scores: list[float], temperature: float) -> list[float]:
-    """Sampling weights: a softmax of ``scores / temperature``."""
-    scaled = [s / max(temperature, 1e-6) for s in scores]
-    top = max(scaled)
-    exps = [math.exp(s - top) for s in scaled]
-    total = sum(exps)
-    return [e / total for e in exps]
+    """Sampling weights: a softmax of ``scores / temperature`` (aira's ``stable_softmax``)."""
+    scaled = np.asarray(scores, dtype=float) / max(temperature, 1e-6)
+    exps = np.exp(scaled - scaled.max())
+    return [float(w) for w in exps / exps.sum()]
 
 
 @dataclass
@@ -67,7 +78,7 @@ class Population:
 
     def mean_fitness(self, island: list[SearchNode]) -> float | None:
         metrics = [n.metric for n in island if n.metric is not None]
-        return sum(metrics) / len(metrics) if metrics else None
+        return float(np.mean(metrics)) if metrics else None  # numpy's sum, as aira-dojo's
 
     def seed(self, nodes: list[SearchNode], island_ids: list[int]) -> None:
         for node, island in zip(nodes, island_ids, strict=True):
@@ -85,7 +96,7 @@ class Population:
                 island.append(node)
             while len(island) > self.max_island_size:
                 island.remove(self._worst(island))
-        if self.num_islands > 1 and rng.random() < migration_prob:
+        if self.num_islands > 1 and rng.random() <= migration_prob:
             self.migrate(rng)
 
     def _at_least_mean(self, node: SearchNode, island: list[SearchNode]) -> bool:
@@ -126,38 +137,92 @@ class Population:
             self.islands[island_id].append(migrant)
 
     def sample(
-        self, rng: Random, temperature: float, crossover_prob: float
+        self, rng: Random, np_rng: np.random.RandomState, temperature: float, crossover_prob: float
     ) -> tuple[EvoOperator, list[SearchNode], int]:
         """Choose an operator, an island and its parents (``draft`` when all are empty)."""
         if not any(self.islands):
             return "draft", [], rng.randrange(self.num_islands)
-        operator: EvoOperator = "crossover" if rng.random() < crossover_prob else "improve"
-        island_scores = [
-            self.normalised(self.mean_fitness(i)) if i else -math.inf for i in self.islands
-        ]
-        weights = softmax([s if s > -math.inf else -1e9 for s in island_scores], temperature)
+        # an empty island scores 0, as one of the worst (aira: worst mean, normalised to 0)
+        island_scores = [self.normalised(self.mean_fitness(i)) for i in self.islands]
+        weights = softmax(island_scores, temperature)
+        operator: EvoOperator = "improve" if rng.random() >= crossover_prob else "crossover"
         for _ in range(2 * self.num_islands):
             island_id = rng.choices(range(self.num_islands), weights=weights, k=1)[0]
             island = self.islands[island_id]
             if len(island) >= FEW_SHOT[operator]:
-                return operator, self.pick(island, FEW_SHOT[operator], rng, temperature), island_id
-        # no island is big enough for a crossover: improve within the fittest island
-        island_id = max(range(self.num_islands), key=lambda i: island_scores[i])
-        return "improve", self.pick(self.islands[island_id], 1, rng, temperature), island_id
+                parents = self.pick(island, FEW_SHOT[operator], np_rng, temperature)
+                return operator, parents, island_id
+        # no island is big enough (aira-dojo raises): improve within the fittest island
+        island_id = max(
+            range(self.num_islands), key=lambda i: (bool(self.islands[i]), island_scores[i])
+        )
+        return "improve", self.pick(self.islands[island_id], 1, np_rng, temperature), island_id
 
     def pick(
-        self, island: list[SearchNode], k: int, rng: Random, temperature: float
+        self, island: list[SearchNode], k: int, np_rng: np.random.RandomState, temperature: float
     ) -> list[SearchNode]:
-        """``k`` distinct parents, each drawn by fitness among those not yet drawn."""
-        pool, chosen = list(island), []
-        for _ in range(k):
-            weights = softmax([self.normalised(n.metric) for n in pool], temperature)
-            node = rng.choices(pool, weights=weights, k=1)[0]
-            pool.remove(node)
-            chosen.append(node)
-        return chosen
+        """``k`` distinct parents drawn by fitness (numpy's choice without replacement)."""
+        weights = softmax([self.normalised(n.metric) for n in island], temperature)
+        chosen = np_rng.choice(len(island), p=weights, size=k, replace=False)
+        return [island[int(i)] for i in chosen]
 
 
 def temperature_at(generation: int, num_generations: int, initial: float, final: float) -> float:
     """AIRA's linear temperature schedule."""
     return initial - (initial - final) * generation / max(num_generations, 1)
+
+
+async def evo_search(
+    search: Search, rng: Random, np_rng: np.random.RandomState, settings: EvoSettings
+) -> None:
+    """aira-dojo's ``Evolutionary.search`` (``evo.py:889-998``) over sandmle's engine.
+
+    The steps are checked after each generation, as there (``evo.py:995``); the time before
+    each child (sandmle's honest budget; aira-dojo checks it after the generation).
+    """
+    population = Population(
+        settings.num_islands, settings.max_island_size, search.journal.direction()
+    )
+    for generation in range(settings.num_generations):
+        if search.exhausted:
+            break
+        temperature = temperature_at(
+            generation, settings.num_generations, settings.initial_temp, settings.final_temp
+        )
+        crossover = (
+            settings.crossover_prob
+            if generation >= settings.num_generations_till_crossover
+            else 0.0
+        )
+        members: list[SearchNode] = []
+        islands: list[int] = []
+        for _ in range(settings.individuals_per_generation):
+            if search.out_of_time:
+                break
+            operator: EvoOperator
+            parents: list[SearchNode]
+            if generation == 0:
+                operator, parents, island = "draft", [], rng.randrange(settings.num_islands)
+            else:
+                operator, parents, island = population.sample(rng, np_rng, temperature, crossover)
+            child: SearchNode | None = await search.expand(operator, parents)
+            if child is not None and child.is_bug:
+                _, child = await search.debug_chain(
+                    child, settings.max_debug_depth, settings.max_debug_time, step_check=False
+                )
+            if child is not None:
+                child.extra["island"] = island
+                child.extra["generation"] = generation
+                members.append(child)
+                islands.append(island)
+        if generation == 0:
+            population.seed(members, islands)
+        else:
+            migrate = (
+                settings.migration_prob
+                if generation >= settings.num_generations_till_migration
+                else 0.0
+            )
+            population.add(members, islands, migrate, rng)
+        search.record()
+    await search.finish()

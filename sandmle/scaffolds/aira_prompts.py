@@ -5,9 +5,9 @@ aira_operators/{draft,improve,debug,crossover}.yaml`` and ``src/dojo/core/solver
 memory.py``: one idea per reply, different from those in memory; 5-fold cross-validation;
 memory is every good node (``simple_memory``: ``include_buggy_nodes: false``) for draft and
 improve, none for crossover, and for debug the chain of failed attempts from the buggy parent
-back to the last good ancestor, plans included (``ancestral_memory``). Improve and crossover
-show the parents' outputs. With ``use_complexity`` (off in the released MLE-bench configs) a
-tier grows with the drafts made or the parent's children (under 2: simple, under 4: normal).
+back to the last good ancestor, plans included (``ancestral_memory``). Improve shows the
+parent's output; crossover the two parents' code only, as aira-dojo's template (no outputs,
+no data overview). With ``use_complexity`` (off in the released MLE-bench configs) a tier grows with the drafts made or the parent's children (under 2: simple, under 4: normal).
 The analyze step is AIDE's (AIRA reuses it), shared in ``search.prompts``.
 """
 
@@ -95,27 +95,26 @@ class AiraPrompter:
         good = memory_part(memory_text(journal.good_nodes, env.memory_tokens))
         if operator == "draft":
             tier = self._tier(len(journal.drafts))
-            rules = self._rules(tier, "Consider a DIFFERENT aspect than the ideas in memory.")
+            rules = self._rules(env, tier, "Consider a DIFFERENT aspect than the ideas in memory.")
             return sections(DRAFT_INTRO, [task, good, data, environment, rules])
         parent = parents[0]
         if operator == "improve":
             tier = self._tier(len(journal.children(parent)))
-            rules = self._rules(tier, "Make one focused, testable change.")
+            rules = self._rules(env, tier, "Make one focused, testable change.")
             body = [task, improve_part(parent), output_part(parent), good, data]
             return sections(IMPROVE_INTRO, [*body, environment, rules])
         if operator == "debug":
             chain = memory_part(memory_text(journal.failed_chain(parent), env.memory_tokens))
-            rules = self._rules("Do not repeat a fix from the memory that did not work.")
+            rules = self._rules(env, "Do not repeat a fix from the memory that did not work.")
             body = [task, chain, buggy_part(parent), output_part(parent), data]
             return sections(DEBUG_INTRO, [*body, environment, rules])
-        rules = self._rules("Keep what makes each solution work; drop what does not.")
-        body = [task, *crossover_parts(parent, parents[1]), data]
+        rules = self._rules(env, "Keep what makes each solution work; drop what does not.")
+        body = [task, *crossover_parts(parent, parents[1])]
         return sections(CROSSOVER_INTRO, [*body, environment, rules])
 
     def _tier(self, count: int) -> str:
         return TIER_GUIDES[complexity_tier(count)] if self.use_complexity else ""
 
-    def _rules(self, *guides: str) -> tuple[str, str]:
-        return instructions_part(
-            *guides, CV_GUIDE, *STYLE_GUIDES, self.parts.script_rules(), RESPONSE_FORMAT
-        )
+    def _rules(self, env: Environment, *guides: str) -> tuple[str, str]:
+        rules = self.parts.script_rules(env.run_timeout_s)
+        return instructions_part(*guides, CV_GUIDE, *STYLE_GUIDES, rules, RESPONSE_FORMAT)

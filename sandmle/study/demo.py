@@ -31,6 +31,16 @@ DEMO_STEPS = 2
 """Search steps per tree scaffold in the demo (their defaults are 20 and more)."""
 
 
+def demo_steps(scaffold: str) -> dict[str, int]:
+    """``DEMO_STEPS`` solutions: aira-dojo's blank root takes one more step, and its evo
+    finishes a generation before it checks the steps."""
+    if scaffold == "aide":
+        return {"steps": DEMO_STEPS}
+    if scaffold == "aira_evo":
+        return {"steps": DEMO_STEPS + 1, "individuals_per_generation": DEMO_STEPS}
+    return {"steps": DEMO_STEPS + 1}
+
+
 def demo_tasks(pack: Path) -> list[str]:
     """Every task of the pack, modalities interleaved (the pack's order).
 
@@ -50,9 +60,9 @@ def demo_study(
     warm_python: bool = True,
 ) -> StudyConfig:
     """The demo's matrix: reference policies × the five scaffolds × the built-in pack."""
-    steps = {} if full else {"steps": DEMO_STEPS}
     scaffolds = [ScaffoldEntry(solver="react")]
-    scaffolds += [ScaffoldEntry(solver=name, args=steps) for name in TREE_SCAFFOLDS]
+    scaffolds += [ScaffoldEntry(solver=name, args={} if full else demo_steps(name))
+                  for name in TREE_SCAFFOLDS]  # fmt: skip
     task_args: dict = {"pack": str(pack)}
     if not warm_python:  # the default (on) stays out of the args, so earlier logs still resume
         task_args["warm_python"] = False

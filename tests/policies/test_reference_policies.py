@@ -24,12 +24,13 @@ from sandmle.scaffolds import aide, aira_evo, aira_greedy, aira_mcts, react
 from sandmle.scaffolds.prompt_format import operator_of
 from tests.policies.test_policies import run_script
 
+# aira-dojo's blank root takes one of the AIRA scaffolds' steps: steps=3 makes two nodes
 SCAFFOLDS: dict[str, Callable[[], Solver]] = {
     "aide": lambda: aide(steps=2, num_drafts=1),
-    "aira_greedy": lambda: aira_greedy(steps=2, num_drafts=1),
-    "aira_mcts": lambda: aira_mcts(steps=2, num_children=2),
+    "aira_greedy": lambda: aira_greedy(steps=3, num_drafts=1),
+    "aira_mcts": lambda: aira_mcts(steps=3, num_children=2),
     "aira_evo": lambda: aira_evo(
-        steps=3, individuals_per_generation=2, num_generations_till_crossover=1
+        steps=4, individuals_per_generation=2, num_generations_till_crossover=1
     ),
     "react": react,
     "dojo": lambda: dojo(max_steps=8),
@@ -121,8 +122,8 @@ def test_chaos_never_breaks_a_scaffold(name: str, pack_dir: Path, tmp_path: Path
 
 THREE_STEPS: dict[str, Callable[[], Solver]] = {
     "aide": lambda: aide(steps=3, num_drafts=2),
-    "aira_greedy": lambda: aira_greedy(steps=3, num_drafts=2),
-    "aira_mcts": lambda: aira_mcts(steps=3, num_children=3),
+    "aira_greedy": lambda: aira_greedy(steps=4, num_drafts=2),
+    "aira_mcts": lambda: aira_mcts(steps=4, num_children=3),
     "aira_evo": lambda: aira_evo(steps=3, individuals_per_generation=3),
     "react": react,
     "dojo": lambda: dojo(max_steps=3),

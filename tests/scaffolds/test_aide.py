@@ -90,3 +90,23 @@ def test_mle_bench_preset_and_overrides():
     assert resolve_settings().steps == 20 and resolve_settings().num_drafts == 5
     with pytest.raises(ValueError, match="unknown AIDE preset"):
         resolve_settings("nope")  # type: ignore[arg-type]
+
+
+def test_aira_counts_its_blank_root_in_the_debug_depth():
+    # aira-dojo's root is buggy (greedy.py:127-134 @ c795d86), so a draft is at debug depth 1
+    # (journal.py:131-144) and a chain of two debugs under a buggy draft is at depth 3
+    chain = (node(0, bug=True), node(1, parent=0, bug=True), node(2, parent=1, bug=True))
+    aide, aira = journal(*chain), journal(*chain)
+    aira.blank_root = True
+    assert [aide.debug_depth(n) for n in aide.nodes] == [0, 1, 2]
+    assert [aira.debug_depth(n) for n in aira.nodes] == [1, 2, 3]
+    # with max depth 2 aideml still debugs node 2 (3 debugs per draft), aira-dojo does not (2)
+    assert choose(aide, debug_prob=1.0, num_drafts=1, max_debug_depth=2)[1].id == 2
+    assert choose(aira, debug_prob=1.0, num_drafts=1, max_debug_depth=2) == ("draft", None)
+    improved = journal(
+        node(0, metric=0.5), node(1, parent=0, bug=True), node(2, parent=1, bug=True)
+    )
+    improved.blank_root = True
+    # a draft is always at depth 1; a good parent ends the count
+    assert [improved.debug_depth(n) for n in improved.nodes] == [1, 0, 1]
+    assert (improved.root_steps, aide.root_steps) == (1, 0)

@@ -3,6 +3,7 @@
 from random import Random
 
 import pytest
+from numpy.random import RandomState
 
 from sandmle.scaffolds.aira_evo import Population, softmax, temperature_at
 from tests.scaffolds.test_aide import node
@@ -32,35 +33,37 @@ def test_softmax_temperature_sharpens_choices():
 
 
 def test_empty_population_drafts():
-    operator, parents, island = Population(2, 10, False).sample(Random(0), 1.0, 0.5)
+    operator, parents, island = Population(2, 10, False).sample(Random(0), RandomState(0), 1.0, 0.5)
     assert (operator, parents) == ("draft", []) and island in (0, 1)
 
 
 def test_crossover_takes_two_distinct_parents_from_one_island():
     pop = population([0.2, 0.6, 0.9], [0.5])
-    operator, parents, island = pop.sample(Random(1), 1.0, crossover_prob=1.0)
+    operator, parents, island = pop.sample(Random(1), RandomState(1), 1.0, crossover_prob=1.0)
     assert operator == "crossover" and island == 0
     assert len({p.id for p in parents}) == 2 and all(p in pop.islands[0] for p in parents)
 
 
 def test_improve_without_crossover_and_fitter_parents_drawn_more_often():
     pop = population([0.1, 0.9])
-    rng = Random(0)
-    picks = [pop.sample(rng, 0.2, crossover_prob=0.0) for _ in range(200)]
+    rng, nrng = Random(0), RandomState(0)
+    picks = [pop.sample(rng, nrng, 0.2, crossover_prob=0.0) for _ in range(200)]
     assert {op for op, _, _ in picks} == {"improve"}
     fit = sum(parents[0].metric == 0.9 for _, parents, _ in picks)
     assert fit > 150  # weight e^5 : e^0 at temperature 0.2
 
 
 def test_crossover_falls_back_to_improve_when_islands_are_too_small():
-    operator, parents, _ = population([0.3], [0.7]).sample(Random(0), 1.0, crossover_prob=1.0)
+    operator, parents, _ = population([0.3], [0.7]).sample(
+        Random(0), RandomState(0), 1.0, crossover_prob=1.0
+    )
     assert operator == "improve" and len(parents) == 1
 
 
 def test_sampling_repeats_under_a_seed():
     pop = population([0.1, 0.5, 0.9], [0.3, 0.4])
     draws = [[(op, [p.id for p in ps], i) for op, ps, i in
-              (pop.sample(Random(7), 0.5, 0.5) for _ in range(10))] for _ in range(2)]  # fmt: skip
+              (pop.sample(Random(7), RandomState(7), 0.5, 0.5) for _ in range(10))] for _ in range(2)]  # fmt: skip
     assert draws[0] == draws[1]
 
 

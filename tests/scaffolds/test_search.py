@@ -19,7 +19,8 @@ from sandmle.scaffolds.prompt_format import (
     operator_of,
     section,
 )
-from sandmle.scaffolds.search import parse_proposal, parse_review
+from sandmle.scaffolds.search import Budget, Journal, Search, parse_proposal, parse_review
+from sandmle.scaffolds.search.engine import RESERVE_S
 from sandmle.scaffolds.search.prompts import Environment, PromptParts, analyze_prompt, memory_text
 from sandmle.scaffolds.search.responses import printed_metric
 from sandmle.scaffolds.search.runner import truncate
@@ -116,7 +117,7 @@ def prompts() -> dict[str, str]:
     buggy.code, buggy.output = "print(3)", "Traceback: boom"
     j = journal(parent, other, buggy)
     parts = PromptParts(TASK, "train.csv (3 rows)")
-    aide, aira = AidePrompter(parts), AiraPrompter(parts)
+    aide, aira = AidePrompter(parts, fork=True), AiraPrompter(parts)
     return {
         "draft": aide("draft", [], j, ENV),
         "improve": aira("improve", [parent], j, ENV),
@@ -147,7 +148,36 @@ def test_prompts_show_their_operator_in_their_sections_only():
     assert data_dir_of(TASK) == "/srv/comp/data"
 
 
+def test_aide_reference_prompts_state_only_what_aideml_states():
+    """aideml: the draft lists the packages (``Agent._prompt_environment``, aide/agent.py:95-115);
+    improve and debug state no resources. The time, steps and hardware are MLE-bench's fork."""
+    j = journal(node(0, metric=0.8), node(1, parent=0, bug=True))
+    reference = AidePrompter(PromptParts(TASK, "train.csv (3 rows)"))
+    draft = section(reference("draft", [], j, ENV), ENVIRONMENT_SECTION)
+    assert "pandas" in draft and "1.5 hours" not in draft and "CPUs" not in draft
+    for operator, parents in (("improve", [j.get(0)]), ("debug", [j.get(1)])):
+        assert section(reference(operator, parents, j, ENV), ENVIRONMENT_SECTION) is None
+
+
 def test_complexity_tiers_grow_with_children():
     assert [complexity_tier(n) for n in (0, 1, 2, 3, 4, 9)] == [
         "simple", "simple", "normal", "normal", "complex", "complex"
     ]  # fmt: skip
+
+
+def test_prompts_state_the_run_limit_as_min_of_exec_timeout_and_time_left():
+    """aira-dojo: ``exec_timeout = int(min(cfg.execution_timeout, remaining_time))`` in every
+    operator prompt (``core/solvers/operators/draft.py:40``, ``improve.py``/``debug.py`` the
+    same @ c795d86); the prompt must not promise 4 hours with 10 minutes left."""
+    parts = PromptParts("A task.", exec_timeout=14400)
+    for prompter in (AidePrompter(parts), AidePrompter(parts, fork=True), AiraPrompter(parts)):
+        search = Search("A task.", Journal(blank_root=True), prompter,
+                        Budget(5, time_limit=600 + RESERVE_S, exec_timeout=14400), "t")  # fmt: skip
+        env = search.environment(16_000)
+        assert env.run_timeout_s is not None and 590 <= env.run_timeout_s <= 600
+        assert env.steps_left == 4  # the blank root took one
+        text = prompter("draft", [], search.journal, env)
+        assert "must finish within 9." in text or "must finish within 10 minutes" in text
+        assert "4 hours" not in text
+        if not isinstance(prompter, AidePrompter) or prompter.fork:
+            assert "Steps left: 4 of 4" in section(text, ENVIRONMENT_SECTION)

@@ -4,24 +4,50 @@ Each turn the model takes one of MLE-Dojo's five actions (``request_info``, ``va
 ``execute_code``, ``get_history``, ``reset``; see :mod:`.tools`) and sees the environment's
 JSON feedback, as in ``mledojo/gym/env.py``. A reply without an action gets a continue prompt
 (the loop does not end there); old turns are trimmed when the context overflows; the loop ends
-when the model calls ``submit``, after ``max_steps`` actions, or at the sample's limits. The
-task's scorer then grades the last submission. Test-set scores stay hidden unless
-``score_feedback`` asks for them (MLE-Dojo shows them; MLE-bench-style evaluation must not).
+when the model calls ``submit``, after ``max_steps`` actions, or at the sample's limits.
+Test-set scores stay hidden unless ``score_feedback`` asks for them (MLE-Dojo shows them;
+MLE-bench-style evaluation must not).
+
+``variant="mle-dojo"`` (the default) follows MLE-Dojo's own run (MLE-Dojo/MLE-Dojo @ 667a8fd):
+10 actions (``config.yaml:18`` ``max_steps``), the actions and seconds left after every action
+(``mledojo/agent/mleagent/prompt.py:75-76, 87-88``), ``validate_code`` deletes any submission,
+the best-scoring ``execute_code`` submission is the one graded (``mledojo/gym/env.py:384-388``),
+and the model samples at temperature 0.0, top-p 1.0 (``mledojo/agent/mleagent/config.yaml:13-14``).
+MLE-Dojo's agent writes its actions as JSON text and stops after 3 failed parse fixes
+(``agent.py:215-262``); here actions are tool calls. ``variant="sandmle"`` is the earlier loop:
+30 actions, the last submission graded, an earlier one kept on ``validate_code``, the
+budget stated once, the model's own sampling.
 """
 
 from __future__ import annotations
 
-from inspect_ai.agent import AgentContinue, AgentPrompt, AgentState, AgentSubmit, as_solver
-from inspect_ai.agent import react as react_agent
-from inspect_ai.model import ChatMessageAssistant
-from inspect_ai.solver import Solver, solver
+from typing import Literal
 
-from sandmle.benchmarks.mle_dojo.tools import dojo_tools
+from inspect_ai.agent import (
+    Agent,
+    AgentContinue,
+    AgentPrompt,
+    AgentState,
+    AgentSubmit,
+    agent,
+    as_solver,
+)
+from inspect_ai.agent import react as react_agent
+from inspect_ai.model import ChatMessageAssistant, GenerateConfig, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import Tool
+
+from sandmle.benchmarks.mle_dojo.tools import Budget, dojo_tools, hand_in_best
 from sandmle.harness.layout import SUBMISSION_PATH
 from sandmle.harness.solvers import guard
 from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT
 
 DEFAULT_MAX_STEPS = 30
+"""The ``sandmle`` variant's action budget."""
+MLE_DOJO_MAX_STEPS = 10
+"""MLE-Dojo's ``env.max_steps`` (``config.yaml:18``)."""
+MLE_DOJO_SAMPLING = GenerateConfig(temperature=0.0, top_p=1.0)
+Variant = Literal["mle-dojo", "sandmle"]
 DOJO_PROMPT = """You are an agent in MLE-Dojo's environment for a Kaggle-style competition.
 Act by calling one tool per turn:
 - request_info(info_type): overview, sample_submission, data_structure, data_path, output_path, \
@@ -31,21 +57,44 @@ name, metadata or all.
 {feedback}.
 - get_history(): the actions you took so far and their results.
 - reset(): clear that history.
-The last submission written by execute_code is your final answer. Call `submit` when you are \
-done. You have at most {steps} actions."""
+{final} Call `submit` when you are done. You have at most {steps} actions{budget}."""
+LAST_FINAL = "The last submission written by execute_code is your final answer."
+BEST_FINAL = (
+    "The best-scoring submission written by execute_code is your final answer "
+    "(validate_code deletes any submission file)."
+)
 CONTINUE_PROMPT = (
     "Please continue: take your next action with one of the tools, or call `submit` when the "
     "last submission written by execute_code is your final answer."
 )
 
 
-def dojo_prompt(max_steps: int, score_feedback: bool) -> str:
+def dojo_prompt(max_steps: int, score_feedback: bool, variant: Variant = "sandmle") -> str:
     feedback = (
         " and you see its raw test score and leaderboard position score"
         if score_feedback
         else " for validity (no score is shown)"
     )
-    return DOJO_PROMPT.format(submission=SUBMISSION_PATH, feedback=feedback, steps=max_steps)
+    mle_dojo = variant == "mle-dojo"
+    return DOJO_PROMPT.format(
+        submission=SUBMISSION_PATH,
+        feedback=feedback,
+        steps=max_steps,
+        final=BEST_FINAL if mle_dojo else LAST_FINAL,
+        budget="; each result says how many actions and seconds are left" if mle_dojo else "",
+    )
+
+
+@agent
+def sampled_at(config: GenerateConfig) -> Agent:
+    """The sample's model, called with ``config`` (MLE-Dojo's temperature 0.0)."""
+
+    async def execute(state: AgentState, tools: list[Tool]) -> AgentState:
+        state.output = await get_model().generate(state.messages, tools, config=config)
+        state.messages.append(state.output.message)
+        return state
+
+    return execute
 
 
 def actions_taken(state: AgentState) -> int:
@@ -67,28 +116,47 @@ def continue_until(max_steps: int) -> AgentContinue:
 
 @solver
 def dojo(
-    max_steps: int = DEFAULT_MAX_STEPS,
+    max_steps: int | None = None,
     command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
     score_feedback: bool = False,
+    variant: Variant = "mle-dojo",
 ) -> Solver:
     """MLE-Dojo's action loop (five actions) on Inspect's react agent, crash-guarded.
 
     Args:
-        max_steps: Actions before the loop ends.
+        max_steps: Actions before the loop ends (mle-dojo 10, sandmle 30).
         command_timeout: Seconds per code run.
         score_feedback: Show the raw and position test scores after execute_code, as MLE-Dojo
             does (it reveals test-set scores; off by default).
+        variant: ``mle-dojo`` (MLE-Dojo's own rules, see the module doc) or ``sandmle`` (the
+            earlier loop: last submission graded, budget stated once).
     """
-    agent = react_agent(
-        name="mle_dojo",
-        description="Solves a competition through MLE-Dojo's actions.",
-        prompt=AgentPrompt(instructions=dojo_prompt(max_steps, score_feedback)),
-        tools=dojo_tools(command_timeout, score_feedback),
-        submit=AgentSubmit(
-            name="submit",
-            description="End your work; the last submission execute_code wrote is graded.",
-        ),
-        on_continue=continue_until(max_steps),
-        truncation="auto",
+    if variant not in ("mle-dojo", "sandmle"):
+        raise ValueError(f"unknown dojo variant {variant!r}: use mle-dojo or sandmle")
+    mle_dojo = variant == "mle-dojo"
+    steps = max_steps or (MLE_DOJO_MAX_STEPS if mle_dojo else DEFAULT_MAX_STEPS)
+    budget = Budget(steps) if mle_dojo else None
+    loop = as_solver(
+        react_agent(
+            name="mle_dojo",
+            description="Solves a competition through MLE-Dojo's actions.",
+            prompt=AgentPrompt(instructions=dojo_prompt(steps, score_feedback, variant)),
+            tools=dojo_tools(command_timeout, score_feedback, budget),
+            model=sampled_at(MLE_DOJO_SAMPLING) if mle_dojo else None,
+            submit=AgentSubmit(
+                name="submit",
+                description="End your work; "
+                + ("the best executed submission is graded." if mle_dojo else LAST_FINAL),
+            ),
+            on_continue=continue_until(steps),
+            truncation="auto",
+        )
     )
-    return guard(as_solver(agent))
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state = await loop(state, generate)
+        if mle_dojo:
+            await hand_in_best()  # already in place after every action; once more at the end
+        return state
+
+    return guard(solve)

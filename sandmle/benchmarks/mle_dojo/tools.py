@@ -1,11 +1,18 @@
 """MLE-Dojo's five actions as Inspect tools (``mledojo/gym/env.py`` ``KaggleEnvironment.actions``).
 
 ``request_info`` returns one of the competition's info items (or ``all``); ``validate_code``
-checks the syntax, runs the code, and removes any submission it wrote; ``execute_code`` runs the
-code and grades ``submission.csv`` (validity always; the raw score and the position score
-(HumanRank), as MLE-Dojo's ``score_mode="position"``, only with ``score_feedback``, since they
-are test-set scores); ``get_history`` returns the actions so far; ``reset`` clears that history
-and the best score. Code runs in the sample's sandbox; grading happens on the host.
+checks the syntax and runs the code; ``execute_code`` runs the code and grades ``submission.csv``
+(validity always; the raw score and the position score (HumanRank), as MLE-Dojo's
+``score_mode="position"``, only with ``score_feedback``, since they are test-set scores);
+``get_history`` returns the actions so far; ``reset`` clears that history and the best score.
+Code runs in the sample's sandbox; grading happens on the host.
+
+Under MLE-Dojo's own rules (``mle_dojo=True``, the default of ``sandmle/dojo``):
+``validate_code`` deletes any submission file (``mledojo/gym/interface.py:301-306``), the
+environment keeps the best-scoring submission of any ``execute_code`` (``mledojo/gym/env.py:
+384-388``; the score stays hidden unless shown) and that one is graded, and every result ends
+with the actions and seconds left (``mledojo/agent/mleagent/prompt.py:75-76, 87-88``). The
+``sandmle`` variant keeps the earlier submission on ``validate_code`` and grades the last one.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 from inspect_ai.tool import Tool, tool
-from inspect_ai.util import sandbox, store
+from inspect_ai.util import sample_limits, sandbox, store
 
 from sandmle.harness.competition import Competition
 from sandmle.harness.grading.report import competition_thresholds, report_human_rank
@@ -39,6 +46,10 @@ TREE_ENTRIES = 60
 SCRIPT = f"{WORK_DIR}/dojo_code.py"
 BACKUP = f"{WORK_DIR}/.dojo_submission_backup"
 HISTORY_KEY = "sandmle:dojo_history"
+BEST = f"{WORK_DIR}/.dojo_best_submission"
+BEST_KEY = "sandmle:dojo_best"
+"""The best execute_code so far: its step and raw score (host side)."""
+ACTIONS_KEY = "sandmle:dojo_actions"
 
 
 def _competition() -> Competition:
@@ -107,7 +118,7 @@ async def _shell(command: str) -> None:
 
 
 @tool
-def request_info() -> Tool:
+def request_info(budget: Budget | None = None) -> Tool:
     async def execute(info_type: str = "all") -> str:
         """Get information about the competition (MLE-Dojo's request_info action).
 
@@ -119,23 +130,24 @@ def request_info() -> Tool:
         """
         if info_type != "all" and info_type not in INFO_TYPES:
             known = ", ".join((*INFO_TYPES, "all"))
-            return json.dumps(
-                {"status": "FAILED", "details": f"unknown info_type; use one of {known}"}
-            )
+            failed = {"status": "FAILED", "details": f"unknown info_type; use one of {known}"}
+            return reply(failed, budget)
         competition = _competition()
         types = INFO_TYPES if info_type == "all" else (info_type,)
         data = {t: info_item(competition, t) for t in types}
         remember("request_info", {"status": "SUCCESS"})
-        return json.dumps({"status": "SUCCESS", "data": data}, default=str)
+        return reply(
+            json.loads(json.dumps({"status": "SUCCESS", "data": data}, default=str)), budget
+        )
 
     return execute
 
 
 @tool
-def validate_code(timeout: int = 600) -> Tool:
+def validate_code(timeout: int = 600, budget: Budget | None = None) -> Tool:
     async def execute(code: str) -> str:
         """Check Python code: its syntax, then a run in the sandbox (MLE-Dojo's validate_code).
-        A submission file the run writes is discarded; an earlier one is kept.
+        Any submission file is deleted afterwards (the best executed one is kept apart).
 
         Args:
             code: The complete Python program.
@@ -143,19 +155,57 @@ def validate_code(timeout: int = 600) -> Tool:
         Returns:
             Whether the syntax and the run succeeded, with the run's output.
         """
-        await _shell(f"rm -f {BACKUP}; [ -f {SUBMISSION_PATH} ] && cp {SUBMISSION_PATH} {BACKUP}")
+        if budget is None:  # sandmle's variant: an earlier submission survives
+            await _shell(
+                f"rm -f {BACKUP}; [ -f {SUBMISSION_PATH} ] && cp {SUBMISSION_PATH} {BACKUP}"
+            )
         record = await run_code(code, timeout)
-        await _shell(
-            f"rm -f {SUBMISSION_PATH}; [ -f {BACKUP} ] && mv {BACKUP} {SUBMISSION_PATH}; true"
-        )
+        # MLE-Dojo deletes the file; what is graded is its best executed one, kept in place
+        await _shell(f"rm -f {SUBMISSION_PATH}")
+        if budget is None:
+            await _shell(f"[ -f {BACKUP} ] && mv {BACKUP} {SUBMISSION_PATH}; true")
+        else:
+            await hand_in_best()
         remember("validate_code", record)
-        return json.dumps(record)
+        return reply(record, budget)
 
     return execute
 
 
+class Budget:
+    """MLE-Dojo's per-turn budget: the actions and seconds left, told after every action."""
+
+    def __init__(self, max_steps: int) -> None:
+        self.max_steps = max_steps
+
+    def line(self) -> str:
+        taken = int(store().get(ACTIONS_KEY, 0)) + 1
+        store().set(ACTIONS_KEY, taken)
+        left = max(self.max_steps - taken, 0)
+        seconds = sample_time_left()
+        time_part = "" if seconds is None else f" You still have {int(seconds)} seconds left."
+        return f"You still have {left} actions available.{time_part}"
+
+
+def sample_time_left() -> float | None:
+    try:
+        limits = sample_limits()
+    except RuntimeError:  # not inside a sample
+        return None
+    left = [r for r in (limits.time.remaining, limits.working.remaining) if r is not None]
+    return max(min(left), 0.0) if left else None
+
+
+def reply(record: dict[str, Any], budget: Budget | None) -> str:
+    if budget is not None:
+        record = {**record, "budget": budget.line()}
+    return json.dumps(record)
+
+
 @tool
-def execute_code(timeout: int = 600, score_feedback: bool = False) -> Tool:
+def execute_code(
+    timeout: int = 600, score_feedback: bool = False, budget: Budget | None = None
+) -> Tool:
     async def execute(code: str) -> str:
         """Run Python code that writes /home/submission/submission.csv, then grade that file
         (MLE-Dojo's execute_code).
@@ -168,29 +218,55 @@ def execute_code(timeout: int = 600, score_feedback: bool = False) -> Tool:
             environment shows them).
         """
         record: dict[str, Any] = {"execution": await run_code(code, timeout), "submission": None}
+        score: float | None = None
         if record["execution"]["status"] == "SUCCESS":
-            record["submission"] = await grade_feedback(_competition(), score_feedback)
+            record["submission"], score = await grade_feedback(_competition(), score_feedback)
         failed = record["submission"] is None or record["submission"]["status"] != "SUCCESS"
         record["status"] = "FAILED" if failed else "SUCCESS"
+        if budget is not None:
+            if not failed:
+                await keep_if_best(score)
+            await hand_in_best()  # the graded file is always the best so far
         remember("execute_code", record)
-        return json.dumps(record)
+        return reply(record, budget)
 
     return execute
 
 
-async def grade_feedback(competition: Competition, score_feedback: bool) -> dict[str, Any]:
-    """The submission part of an execute_code record."""
+async def grade_feedback(
+    competition: Competition, score_feedback: bool
+) -> tuple[dict[str, Any], float | None]:
+    """The submission part of an execute_code record, and the raw score (host side)."""
     report = await grade_sandbox_submission(competition)
     if not report.valid_submission:
-        return {
-            "status": "FAILED",
-            "error": "InvalidSubmissionError",
-            "details": report.invalid_reason,
-        }
+        failed = {"status": "FAILED", "error": "InvalidSubmissionError"}
+        return failed | {"details": report.invalid_reason}, None
     if not score_feedback:
-        return {"status": "SUCCESS", "details": "Submission is valid"}
+        return {"status": "SUCCESS", "details": "Submission is valid"}, report.score
     rank = report_human_rank(report, competition)
-    return {"status": "SUCCESS", "raw_score": report.score, "position_score": rank}
+    return {"status": "SUCCESS", "raw_score": report.score, "position_score": rank}, report.score
+
+
+async def keep_if_best(score: float | None) -> None:
+    """Copy the submission aside when it beats the best so far (MLE-Dojo's ``best_code``)."""
+    best = store().get(BEST_KEY)
+    better = best is None or (
+        score is not None and (best["raw_score"] is None or _beats(score, float(best["raw_score"])))
+    )
+    if better:
+        await _shell(f"cp -f {SUBMISSION_PATH} {BEST}")
+        store().set(BEST_KEY, {"raw_score": score, "step": int(store().get(ACTIONS_KEY, 0))})
+
+
+def _beats(score: float, best: float) -> bool:
+    lower = competition_thresholds(_competition()).is_lower_better
+    return score < best if lower else score > best
+
+
+async def hand_in_best() -> None:
+    """Put the best executed submission at the graded path (none: leave what is there)."""
+    if store().get(BEST_KEY) is not None:
+        await _shell(f"cp -f {BEST} {SUBMISSION_PATH}")
 
 
 def remember(action: str, record: dict[str, Any]) -> None:
@@ -204,7 +280,7 @@ def remember(action: str, record: dict[str, Any]) -> None:
 
 
 @tool
-def get_history() -> Tool:
+def get_history(budget: Budget | None = None) -> Tool:
     async def execute() -> str:
         """Get the history of your actions so far (MLE-Dojo's get_history action).
 
@@ -216,7 +292,7 @@ def get_history() -> Tool:
         data: dict[str, Any] = {"actions": history, "step_count": len(history)}
         if scored:
             data["best_raw_score"] = _best(scored)
-        return json.dumps({"status": "SUCCESS", "data": data})
+        return reply({"status": "SUCCESS", "data": data}, budget)
 
     return execute
 
@@ -227,7 +303,7 @@ def _best(scores: list[float]) -> float:
 
 
 @tool
-def reset() -> Tool:
+def reset(budget: Budget | None = None) -> Tool:
     async def execute() -> str:
         """Reset the environment's history and best score (MLE-Dojo's reset action). Files
         you wrote, including the submission, are kept.
@@ -236,16 +312,20 @@ def reset() -> Tool:
             A confirmation.
         """
         store().set(HISTORY_KEY, [])
-        return json.dumps({"status": "SUCCESS", "feedback": "Environment reset successfully"})
+        store().set(BEST_KEY, None)
+        return reply({"status": "SUCCESS", "feedback": "Environment reset successfully"}, budget)
 
     return execute
 
 
-def dojo_tools(command_timeout: int = 600, score_feedback: bool = False) -> list[Tool]:
+def dojo_tools(
+    command_timeout: int = 600, score_feedback: bool = False, budget: Budget | None = None
+) -> list[Tool]:
+    """The five actions; with ``budget``, under MLE-Dojo's own rules (see the module doc)."""
     return [
-        request_info(),
-        validate_code(timeout=command_timeout),
-        execute_code(timeout=command_timeout, score_feedback=score_feedback),
-        get_history(),
-        reset(),
+        request_info(budget),
+        validate_code(timeout=command_timeout, budget=budget),
+        execute_code(timeout=command_timeout, score_feedback=score_feedback, budget=budget),
+        get_history(budget),
+        reset(budget),
     ]

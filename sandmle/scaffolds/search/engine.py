@@ -111,25 +111,39 @@ class Search:
     """When given, each submission's format is checked (never its score)."""
     model: ModelSettings = field(default_factory=ModelSettings)
     probe: Probe = field(default_factory=Probe)
+    require_submission: bool = True
+    """A run without submission.csv is buggy (aira-dojo's MLE-bench task, MLE-bench's AIDE
+    fork); aideml itself judges by the review, the exit status and the metric only."""
 
     @property
     def steps_used(self) -> int:
         return len(self.journal)
 
     @property
+    def steps_left(self) -> int:
+        """Steps not yet used; aira-dojo's blank root takes one (negative after an overrun)."""
+        return self.budget.steps - self.journal.root_steps - self.steps_used
+
+    @property
+    def out_of_time(self) -> bool:
+        """Too little time left for another run."""
+        left = self.budget.remaining_s()
+        return left is not None and left < MIN_RUN_S
+
+    @property
     def exhausted(self) -> bool:
         """No steps left, or too little time left for another run."""
-        left = self.budget.remaining_s()
-        return self.steps_used >= self.budget.steps or (left is not None and left < MIN_RUN_S)
+        return self.steps_left <= 0 or self.out_of_time
 
     def environment(self, memory_tokens: int) -> Environment:
         return Environment(
-            steps_left=self.budget.steps - self.steps_used,
-            steps_total=self.budget.steps,
+            steps_left=self.steps_left,
+            steps_total=self.budget.steps - self.journal.root_steps,
             time_left_s=self.budget.remaining_s(),
             hardware=self.probe.hardware,
             packages=self.probe.packages,
             memory_tokens=memory_tokens,
+            run_timeout_s=self.budget.run_timeout(),
         )
 
     async def expand(self, operator: Operator, parents: list[SearchNode]) -> SearchNode:
@@ -215,7 +229,7 @@ class Search:
             return "run_timeout", "The run was killed for time."
         if run.exit_code != 0:
             return "run_error", f"The script exited with status {run.exit_code}."
-        if not run.has_submission:
+        if not run.has_submission and (self.require_submission or self.competition):
             return "no_submission", "The script wrote no submission.csv."
         if self.competition is None:
             return "", ""
@@ -227,22 +241,34 @@ class Search:
         return "invalid_submission", why
 
     async def debug_chain(
-        self, buggy: SearchNode, max_debug_depth: int, max_debug_time: float | None = None
+        self,
+        buggy: SearchNode,
+        max_debug_depth: int,
+        max_debug_time: float | None = None,
+        *,
+        depth_check: bool = False,
+        step_check: bool = True,
     ) -> tuple[list[int], SearchNode | None]:
         """Debug ``buggy`` until fixed, out of depth, run time or budget; the chain and the fix.
 
-        As aira-dojo's ``debug_cycle``: the run times of the chain (the buggy node's first)
-        count against ``max_debug_time``.
+        As aira-dojo's ``debug_cycle``: at most ``max_debug_depth`` tries, and the run times of
+        the chain (the buggy node's first) count against ``max_debug_time``. ``depth_check``
+        adds MCTS's stop once a try's debug depth reaches ``max_debug_depth``
+        (``src/dojo/solvers/mcts/mcts.py:546`` @ c795d86); ``step_check`` MCTS's cap at the
+        steps left (``mcts.py:524``; evo's cycle has neither, ``evo/evo.py:741-783``). Every
+        chain stops when too little time is left for a run.
         """
         chain, node = [buggy.id], buggy
         spent = buggy.exec_time_s or 0.0
         for _ in range(max_debug_depth):
-            if self.exhausted:
+            if self.out_of_time or (step_check and self.steps_left <= 0):
                 break
             node = await self.expand("debug", [node])
             chain.append(node.id)
             if not node.is_bug and node.metric is not None:
                 return chain, node
+            if depth_check and self.journal.debug_depth(node) >= max_debug_depth:
+                break
             spent += node.exec_time_s or 0.0
             if max_debug_time is not None and spent >= max_debug_time:
                 break
@@ -327,8 +353,13 @@ async def start_search(
     budget: Budget,
     model: ModelSettings,
     validate: bool = True,
+    blank_root: bool = False,
+    require_submission: bool = True,
 ) -> Search:
-    """A fresh search for this sample, in the task's metric direction when it is known."""
+    """A fresh search for this sample, in the task's metric direction when it is known.
+
+    ``blank_root``: count aira-dojo's blank root node (see ``Journal``).
+    """
     competition = sample_competition(state)
     direction = None if competition is None else metric_direction(competition.config)
     paths = Paths.from_task(state.input_text)
@@ -336,11 +367,12 @@ async def start_search(
     parts = PromptParts(state.input_text, found.preview, budget.exec_timeout, paths)
     return Search(
         task=state.input_text,
-        journal=Journal(lower_is_better=direction),
+        journal=Journal(lower_is_better=direction, blank_root=blank_root),
         prompter=prompter(parts),
         budget=budget,
         scaffold=scaffold,
         competition=competition if validate else None,
         model=replace(model),  # a sample's own copy: its memory budget shrinks on its own
         probe=found,
+        require_submission=require_submission,
     )

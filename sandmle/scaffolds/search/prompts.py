@@ -28,7 +28,6 @@ from sandmle.scaffolds.prompt_format import (
     METRIC_LINE_EXAMPLE,
     REVIEW_TOOL,
     SECOND_CODE_SECTION,
-    SECOND_OUTPUT_SECTION,
     TASK_SECTION,
     data_dir_of,
     submission_path_of,
@@ -62,6 +61,10 @@ class Environment:
     packages: tuple[str, ...] = ()
     memory_tokens: int = 16_000
     """Budget of the memory section; halved when a reply stops for length."""
+    run_timeout_s: int | None = None
+    """Seconds the next run may take: ``min(exec timeout, time left)``, as both references
+    state it (aira-dojo ``core/solvers/operators/draft.py:40`` @ c795d86; MLE-bench's AIDE
+    fork). None: the preset's exec timeout."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,9 @@ class PromptParts:
     exec_timeout: int = 3600
     paths: Paths = field(default_factory=Paths)
 
-    def script_rules(self) -> str:
+    def script_rules(self, run_timeout_s: int | None = None) -> str:
+        """The rules every script follows; the time limit is this run's (``Environment``)."""
+        timeout = self.exec_timeout if run_timeout_s is None else run_timeout_s
         return (
             f"All input data is in `{self.paths.data_dir}` (read-only; no need to unzip "
             f"anything). Save the test predictions to `{self.paths.submission}` in the format "
@@ -93,7 +98,7 @@ class PromptParts:
             "validation metric computed on a hold-out set or by cross-validation, and end "
             f"with a line `{METRIC_LINE_EXAMPLE}`. The script runs as `python solution.py` in "
             "its own working directory (use it for temporary files), with no internet access, "
-            f"and must finish within {human_time(self.exec_timeout)}."
+            f"and must finish within {human_time(timeout)}."
         )
 
     def data(self) -> tuple[str, str]:
@@ -108,6 +113,13 @@ def human_time(seconds: float) -> str:
             shown = f"{value:.1f}".rstrip("0").rstrip(".")
             return f"{shown} {unit}{'' if shown == '1' else 's'}"
     return f"{int(seconds)} seconds"
+
+
+def packages_part(env: Environment) -> tuple[str, str]:
+    """Only the installed packages: aideml's draft prompt (``Agent._prompt_environment``)."""
+    if not env.packages:
+        return ENVIRONMENT_SECTION, ""
+    return ENVIRONMENT_SECTION, f"- Installed packages: {', '.join(env.packages)}."
 
 
 def environment_part(env: Environment) -> tuple[str, str]:
@@ -168,12 +180,9 @@ def buggy_part(node: SearchNode) -> tuple[str, str]:
 
 
 def crossover_parts(first: SearchNode, second: SearchNode) -> list[tuple[str, str]]:
-    return [
-        (FIRST_CODE_SECTION, code_body(first)),
-        output_part(first),
-        (SECOND_CODE_SECTION, code_body(second)),
-        (SECOND_OUTPUT_SECTION, fence(second.output or "(no output)")),
-    ]
+    """The two parents' code only: aira-dojo's crossover template renders no output and no
+    data overview (``operators/mlebench/aira_operators/crossover.yaml:31-41`` @ c795d86)."""
+    return [(FIRST_CODE_SECTION, code_body(first)), (SECOND_CODE_SECTION, code_body(second))]
 
 
 def output_part(node: SearchNode) -> tuple[str, str]:

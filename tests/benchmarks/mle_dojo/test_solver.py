@@ -91,8 +91,38 @@ def test_dojo_takes_all_five_actions_and_hides_scores(dojo_dir: Path, tmp_path: 
     assert reset["status"] == "SUCCESS" and cleared["data"]["actions"] == []
     value = sample.scores["medal_scorer"].value
     assert isinstance(value, dict)
-    # validate_code discarded its own file and restored the executed submission
+    # validate_code deleted the file; the best executed submission is what is graded
     assert value["valid_submission"] == 1.0 and value["human_rank"] == 0.0
+    assert all("You still have" in r["budget"] for r in _tool_results(sample.messages))
+
+
+BREAK_SUBMISSION = "open('/home/submission/submission.csv', 'w').write('x')\n"
+
+
+@pytest.mark.parametrize("variant", ["mle-dojo", "sandmle"])
+def test_mle_dojo_grades_the_best_submission_and_the_sandmle_variant_the_last(
+    dojo_dir: Path, tmp_path: Path, variant: str
+) -> None:
+    """MLE-Dojo keeps the best execute_code (mledojo/gym/env.py:384-388 @ 667a8fd), tells the
+    actions and seconds left after each action (mleagent/prompt.py:75-76, 87-88), stops after
+    its 10 actions (config.yaml:18) and samples at temperature 0 (mleagent/config.yaml:13)."""
+    calls = [("execute_code", {"code": COPY_SAMPLE}), ("execute_code", {"code": BREAK_SUBMISSION})]
+    calls += [("request_info", {"info_type": "name"})] * 12
+    sample = _run(dojo_dir, tmp_path, calls, variant=variant)
+    results = _tool_results(sample.messages)
+    value = sample.scores["medal_scorer"].value
+    assert isinstance(value, dict)
+    if variant == "mle-dojo":
+        assert len(results) == 10
+        assert results[0]["budget"].startswith("You still have 9 actions available.")
+        assert results[-1]["budget"].startswith("You still have 0 actions available.")
+        assert "seconds left" in results[0]["budget"]
+        assert value["valid_submission"] == 1.0  # the first, valid one
+        configs = [e.config for e in sample.events if e.event == "model"]
+        assert configs and all(c.temperature == 0.0 and c.top_p == 1.0 for c in configs)
+    else:
+        assert len(results) == 14 and all("budget" not in r for r in results)
+        assert value["valid_submission"] == 0.0  # the last, broken one
 
 
 def test_dojo_shows_scores_when_asked_and_stops_after_max_steps(dojo_dir, tmp_path) -> None:
