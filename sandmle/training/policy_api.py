@@ -43,7 +43,7 @@ from inspect_ai.model import (
     modelapi,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
-from inspect_ai.util import store
+from inspect_ai.util import LimitExceededError, store
 
 from sandmle.training.chat import (
     chat_dicts,
@@ -156,9 +156,14 @@ class PolicyAPI(ModelAPI):
         messages, schemas = chat_dicts(input), [tool_schema(t) for t in tools]
         await asyncio.to_thread(self._append_environment, episode, messages, schemas)
         budget = self.session.max_episode_tokens - episode.length
-        if budget <= 0:
+        if budget <= 0:  # the episode's context budget: ends the sample like a token limit
             episode.truncated = True
-            return self._output("", [], "model_length", 0)
+            raise LimitExceededError(
+                "token",
+                value=episode.length,
+                limit=self.session.max_episode_tokens,
+                message=f"episode context reached {self.session.max_episode_tokens} tokens",
+            )
         context = episode.prompt_ids + episode.completion_ids
         limit = min(self.session.max_turn_tokens, budget)
         start = time.perf_counter()
