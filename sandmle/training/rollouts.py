@@ -66,6 +66,9 @@ class RolloutSettings(BaseModel):
     warm_python: bool = True
     """A warm interpreter per sandbox, so the policy's ``python`` runs skip the ML imports
     (as in evaluation); false runs every ``python`` cold."""
+    generation_threads: int | None = Field(default=1, ge=1)
+    """Intra-op torch threads while the in-process engine (no vLLM) generates; null keeps
+    torch's setting (the optimizer step always keeps it)."""
     max_turn_tokens: int = Field(default=2048, ge=1)
     """Tokens the policy may sample per turn."""
     max_episode_tokens: int = Field(default=32768, ge=16)
@@ -184,17 +187,30 @@ def run_episodes(
         key = f"{task_id}#{i}"
         sample = by_sample.get(key)
         score = (sample.scores or {}).get(SCORER) if sample else None
+        episode = session.episodes.get(key, Episode())
         results.append(
             EpisodeResult(
                 task_id=task_id,
-                episode=session.episodes.get(key, Episode()),
+                episode=episode,
                 medal=dict(score.value) if score and isinstance(score.value, dict) else {},
                 env_steps=_tool_calls(sample),
-                error=str(sample.error.message) if sample and sample.error else None,
+                error=_error(sample, episode),
                 seconds=float(sample.total_time or 0.0) if sample else 0.0,
             )
         )
     return results
+
+
+def _error(sample: Any, episode: Episode) -> str | None:
+    """Why the episode is not the agent's result: the sample's error, or a limit that fell while
+    the policy was generating (Inspect scores that sample; training must not)."""
+    if sample is not None and sample.error:
+        return str(sample.error.message)
+    if episode.cut_while_generating:
+        return (
+            "a sample limit fell while the policy was generating (generation time, not the agent)"
+        )
+    return None
 
 
 def _tool_calls(sample: Any) -> int:
