@@ -34,7 +34,7 @@ from inspect_ai.log import (
 )
 
 from sandmle.harness.scorer import FLAGS, RATE_KEYS, medal_scorer
-from sandmle.training.checkpoint_info import checkpoint_info
+from sandmle.training.checkpoint_info import checkpoint_info, checkpoint_label
 
 SCORER = medal_scorer.__name__
 RUN_KEY = ["model", "scaffold", "benchmark"]
@@ -42,11 +42,11 @@ RUN_KEY = ["model", "scaffold", "benchmark"]
 RUN_COLUMNS = [
     "log", "eval_id", "created", "status", *RUN_KEY, "scaffold_args", "task", "task_args",
     "pack", "pack_version", "sandbox", "epochs", "total_samples", "completed_samples",
-    "checkpoint_step", "checkpoint_run", "base_model", "tokens",
+    "checkpoint_step", "checkpoint_run", "base_model", "checkpoint_label", "tokens",
     *RATE_KEYS, *(f"{key}_stderr" for key in RATE_KEYS),
 ]  # fmt: skip
 SAMPLE_COLUMNS = [
-    "log", "created", *RUN_KEY, "checkpoint_step", "checkpoint_run", "sample_id", "epoch",
+    "log", "created", *RUN_KEY, "checkpoint_step", "checkpoint_label", "checkpoint_run", "sample_id", "epoch",
     "competition_id", "metric", "modality", "task_type", "scored", *FLAGS, "score",
     "human_rank", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
     "is_lower_better", "invalid_reason", "tokens", "total_time", "working_time", "limit",
@@ -146,6 +146,7 @@ def run_row(log: EvalLog, path: str) -> dict[str, Any]:
         "checkpoint_step": info.step,
         "checkpoint_run": info.run,
         "base_model": info.base_model,
+        "checkpoint_label": checkpoint_label(info),  # base / SFT / GRPO with its step
         "tokens": _usage_tokens(log.stats.model_usage),
         **_header_rates(log),
     }
@@ -169,7 +170,9 @@ def _score_fields(summary: EvalSampleSummary) -> dict[str, Any]:
 def sample_row(summary: EvalSampleSummary, run: dict[str, Any]) -> dict[str, Any]:
     """One sample-epoch's row, carrying its run's key so the frame needs no join."""
     meta = summary.metadata or {}
-    row = {key: run[key] for key in ("log", "created", *RUN_KEY, "checkpoint_step")}
+    row = {
+        key: run[key] for key in ("log", "created", *RUN_KEY, "checkpoint_step", "checkpoint_label")
+    }
     row |= {
         "checkpoint_run": run["checkpoint_run"],
         "sample_id": str(summary.id),

@@ -31,7 +31,9 @@ LABELS = {
     "human_rank": "HumanRank",
 }
 RANK_METRIC = "any_medal"
-COUNT_COLUMNS = ["n", "logs", "competitions", "epochs", "checkpoint_step", "last_run"]
+COUNT_COLUMNS = [
+    "n", "logs", "competitions", "epochs", "checkpoint_step", "checkpoint_label", "last_run",
+]  # fmt: skip
 TABLE_COLUMNS = [
     *RUN_KEY,
     "rank",
@@ -64,6 +66,8 @@ def _pooled(group: pd.DataFrame) -> dict[str, object]:
     row["epochs"] = int(group.groupby("competition_id").size().max())
     steps = group["checkpoint_step"].dropna()
     row["checkpoint_step"] = steps.iloc[0] if steps.nunique() == 1 else np.nan
+    labels = group.get("checkpoint_label", pd.Series(dtype=object)).dropna().unique()
+    row["checkpoint_label"] = labels[0] if len(labels) == 1 else None  # base / SFT / GRPO N
     row["last_run"] = group["created"].max()
     return row
 

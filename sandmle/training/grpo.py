@@ -46,6 +46,7 @@ from sandmle.training.rollouts import (
     run_episodes,
     trl_batch,
 )
+from sandmle.training.smollm2 import SMOLLM2_MODEL, convert_smollm2
 from sandmle.training.tiny import TINY_MODEL, build_tiny_model
 
 
@@ -177,12 +178,18 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def resolve_model(config: SandmleGRPOConfig) -> str:
-    """The model to load: 'tiny' is built once into ``<output_dir>/tiny-model``."""
-    if config.model_name_or_path != TINY_MODEL:
-        return config.model_name_or_path
-    folder = output_folder(config) / "tiny-model"
-    if not (folder / "config.json").is_file():
+    """The model to load: 'tiny' is built once into ``<output_dir>/tiny-model``, 'smollm2'
+    converted once into ``<output_dir>/smollm2-model``."""
+    name = config.model_name_or_path
+    if name not in (TINY_MODEL, SMOLLM2_MODEL):
+        return name
+    folder = output_folder(config) / f"{name}-model"
+    if (folder / "config.json").is_file():
+        return str(folder)
+    if name == TINY_MODEL:
         build_tiny_model(folder)
+    else:
+        convert_smollm2(folder)
     return str(folder)
 
 
@@ -221,7 +228,7 @@ def rollout_function(settings: RolloutSettings, log_root: Path) -> RolloutFuncti
 
     def rollout(prompts: list[Any], trainer: GRPOTrainer) -> dict[str, list]:
         tokenizer = _tokenizer(trainer)
-        generator, clock, running = _generation(trainer)
+        generator, clock, running = _generation(trainer, settings.generation_threads)
         session = PolicySession(
             generator, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens
         )
@@ -230,6 +237,8 @@ def rollout_function(settings: RolloutSettings, log_root: Path) -> RolloutFuncti
         start = time.perf_counter()
         with running:
             results = run_episodes([str(p) for p in prompts], session, settings, log_dir)
+        if isinstance(generator, BatchingGenerator):
+            generator.close()  # no cancelled generation may run on into the optimizer step
         failed = failed_episodes(results, settings)
         _log_metrics(trainer, results, time.perf_counter() - start, clock, failed)
         return trl_batch(results, tokenizer)
@@ -237,14 +246,16 @@ def rollout_function(settings: RolloutSettings, log_root: Path) -> RolloutFuncti
     return rollout
 
 
-def _generation(trainer: GRPOTrainer) -> tuple[Generator, EngineClock, AbstractContextManager]:
+def _generation(
+    trainer: GRPOTrainer, threads: int | None = 1
+) -> tuple[Generator, EngineClock, AbstractContextManager]:
     """The sampler for this process, its clock, and what must be held while episodes run."""
     tokenizer = _tokenizer(trainer)
     eos = tokenizer.eos_token_id
     args = cast(GRPOConfig, trainer.args)  # build_trainer's config, typed as Trainer's base class
     if not args.use_vllm:
         model = trainer.accelerator.unwrap_model(trainer.model)
-        engine = TransformersEngine(model, tokenizer, args.temperature, args.top_p)
+        engine = TransformersEngine(model, tokenizer, args.temperature, args.top_p, threads)
         generator = BatchingGenerator(engine)
         return generator, generator.clock, nullcontext()
     vllm = trainer.vllm_generation
@@ -284,6 +295,8 @@ def _log_metrics(
     metrics["rollout/turns"].append(sum(len(r.episode.assistant_turns) for r in results) / n)
     metrics["rollout/dropped"].append(failed)  # on_backend_error: fail raises before this
     metrics["rollout/truncated"].append(sum(r.episode.truncated for r in results))
+    cut = sum(r.episode.cut_while_generating for r in results)  # dropped (or failed), not 0
+    metrics["rollout/cut_while_generating"].append(cut)
     rerendered = sum(r.episode.rerendered_at is not None for r in results)
     metrics["rollout/rerendered_episodes"].append(rerendered)
     inserted = sum(r.episode.inserted_openings for r in results)  # the template's, masked
@@ -312,6 +325,7 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
         base_model=config.model_name_or_path,
         pack=config.rollout.pack or "builtin",
         run=config.run_name,
+        reward_mode=config.reward.mode,
     )
     reward_funcs: list[RewardFunc] = [*reward_functions(config.reward)[0]]  # TRL's element type
     return GRPOTrainer(

@@ -43,7 +43,7 @@ from inspect_ai.model import (
     modelapi,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
-from inspect_ai.util import store
+from inspect_ai.util import LimitExceededError, store
 
 from sandmle.training.chat import (
     chat_dicts,
@@ -90,6 +90,9 @@ class Episode:
     truncated: bool = False
     generation_seconds: float = 0.0
     """Wall seconds this episode waited for the sampler (the rest of its time is the environment's)."""
+    cut_while_generating: bool = False
+    """A sample limit (time, working time) ended the episode in the middle of a policy turn:
+    the clock, not the agent, ended it, so it is dropped or fails the step, never scored."""
     inserted_openings: int = 0
     """Policy turns the template's opening was inserted before (environment tokens)."""
     rerendered_at: int | None = None
@@ -141,6 +144,9 @@ class PolicyAPI(ModelAPI):
     async def count_text_tokens(self, text: str) -> int:  # offline: no tiktoken download
         return len(self.session.tokenizer(text, add_special_tokens=False)["input_ids"])
 
+    def collapse_user_messages(self) -> bool:
+        return True  # as Inspect's hf provider does: the same messages reach the template
+
     def max_connections(self) -> int:
         return 10_000  # episodes are bounded by max_samples/max_sandboxes, not here
 
@@ -156,14 +162,22 @@ class PolicyAPI(ModelAPI):
         messages, schemas = chat_dicts(input), [tool_schema(t) for t in tools]
         await asyncio.to_thread(self._append_environment, episode, messages, schemas)
         budget = self.session.max_episode_tokens - episode.length
-        if budget <= 0:
+        if budget <= 0:  # the episode's context budget: ends the sample like a token limit
             episode.truncated = True
-            return self._output("", [], "model_length", 0)
+            raise LimitExceededError(
+                "token",
+                value=episode.length,
+                limit=self.session.max_episode_tokens,
+                message=f"episode context reached {self.session.max_episode_tokens} tokens",
+            )
         context = episode.prompt_ids + episode.completion_ids
         limit = min(self.session.max_turn_tokens, budget)
         start = time.perf_counter()
         try:
             ids, logprobs = await self.session.generator.sample(context, limit)
+        except asyncio.CancelledError:  # a time limit fell while the policy generated
+            episode.cut_while_generating = True
+            raise
         finally:
             episode.generation_seconds += time.perf_counter() - start
         ended = bool(ids) and ids[-1] == self.session.tokenizer.eos_token_id

@@ -10,7 +10,8 @@ trajectories SFT and the leaderboard read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -19,17 +20,21 @@ from inspect_ai import Task, task_with
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig, Model
-from inspect_ai.solver import Generate, Solver, TaskState, basic_agent, solver
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandmle.benchmarks.synthetic.task import synthetic
-from sandmle.harness.solvers import guard
+from sandmle.errors import SandmleError
 from sandmle.harness.task import SandboxType
-from sandmle.harness.tools import agent_tools
+from sandmle.scaffolds import react
 from sandmle.training.policy_api import EPISODE_KEY, Episode, PolicyAPI, PolicySession
 
 SCORER = "medal_scorer"
+TRAINABLE_SOLVERS: dict[str, Callable[..., Solver]] = {"react": react}
+"""Scaffolds whose episode is one conversation: what ``sandmle/<name>`` runs in evaluation."""
+TREE_SOLVERS = ("aide", "aira_greedy", "aira_mcts", "aira_evo")
+"""Scaffolds whose episode is many independent model calls (a search tree): not trainable here."""
 
 
 class RolloutSettings(BaseModel):
@@ -37,6 +42,11 @@ class RolloutSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    solver: str = "react"
+    """The scaffold episodes run in, as ``inspect eval --solver sandmle/<solver>`` runs it."""
+    solver_args: dict[str, Any] = Field(default_factory=dict)
+    """The solver's ``-S`` arguments; ``command_timeout`` and ``score_feedback`` default to the
+    settings below when the solver takes them."""
     pack: str | None = None
     """Pack folder; the built-in pack when omitted."""
     tasks: list[str] | None = None
@@ -56,6 +66,9 @@ class RolloutSettings(BaseModel):
     warm_python: bool = True
     """A warm interpreter per sandbox, so the policy's ``python`` runs skip the ML imports
     (as in evaluation); false runs every ``python`` cold."""
+    generation_threads: int | None = Field(default=1, ge=1)
+    """Intra-op torch threads while the in-process engine (no vLLM) generates; null keeps
+    torch's setting (the optimizer step always keeps it)."""
     max_turn_tokens: int = Field(default=2048, ge=1)
     """Tokens the policy may sample per turn."""
     max_episode_tokens: int = Field(default=32768, ge=16)
@@ -96,9 +109,31 @@ def episode_setup() -> Solver:
 
 
 def training_agent(settings: RolloutSettings) -> Solver:
-    """The harness's tool loop and tools, as in evaluation (no score feedback unless asked)."""
-    tools = agent_tools(settings.command_timeout, score_feedback=settings.score_feedback)
-    return guard(basic_agent(tools=tools, max_attempts=1))
+    """The evaluation scaffold ``settings.solver`` with its arguments (``-S`` in ``inspect eval``).
+
+    Tree scaffolds are refused: their model calls are independent conversations (drafts,
+    debugs, improvements of different nodes), so there is no one token sequence per episode
+    for trajectory-wise GRPO; train in ``react`` and evaluate transfer to them.
+    """
+    name = settings.solver.removeprefix("sandmle/")
+    if name in TREE_SOLVERS:
+        raise SandmleError(
+            f"rollout.solver {name}: a tree scaffold makes many independent model calls per "
+            "episode, which trajectory-wise GRPO cannot train; train in react and evaluate in "
+            f"{name}"
+        )
+    factory = TRAINABLE_SOLVERS.get(name)
+    if factory is None:
+        known = ", ".join(TRAINABLE_SOLVERS)
+        raise SandmleError(f"rollout.solver {settings.solver!r}: unknown (trainable: {known})")
+    taken = inspect.signature(factory).parameters
+    defaults = {"command_timeout": settings.command_timeout}
+    defaults["score_feedback"] = settings.score_feedback
+    args = {k: v for k, v in defaults.items() if k in taken} | settings.solver_args
+    unknown = sorted(set(args) - set(taken))
+    if unknown:
+        raise SandmleError(f"rollout.solver_args: {name} takes no {', '.join(unknown)}")
+    return factory(**args)
 
 
 def training_task(settings: RolloutSettings, task_ids: list[str]) -> Task:
@@ -152,21 +187,35 @@ def run_episodes(
         key = f"{task_id}#{i}"
         sample = by_sample.get(key)
         score = (sample.scores or {}).get(SCORER) if sample else None
+        episode = session.episodes.get(key, Episode())
         results.append(
             EpisodeResult(
                 task_id=task_id,
-                episode=session.episodes.get(key, Episode()),
+                episode=episode,
                 medal=dict(score.value) if score and isinstance(score.value, dict) else {},
                 env_steps=_tool_calls(sample),
-                error=str(sample.error.message) if sample and sample.error else None,
+                error=_error(sample, episode),
                 seconds=float(sample.total_time or 0.0) if sample else 0.0,
             )
         )
     return results
 
 
+def _error(sample: Any, episode: Episode) -> str | None:
+    """Why the episode is not the agent's result: the sample's error, or a limit that fell while
+    the policy was generating (Inspect scores that sample; training must not)."""
+    if sample is not None and sample.error:
+        return str(sample.error.message)
+    if episode.cut_while_generating:
+        return (
+            "a sample limit fell while the policy was generating (generation time, not the agent)"
+        )
+    return None
+
+
 def _tool_calls(sample: Any) -> int:
-    return sum(1 for m in (sample.messages if sample else []) if m.role == "tool")
+    """Tool calls run (the events: react drops its ``submit`` call from the messages)."""
+    return sum(1 for e in (sample.events if sample else []) if e.event == "tool")
 
 
 def failed_episodes(results: list[EpisodeResult], settings: RolloutSettings) -> int:

@@ -115,7 +115,9 @@ def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    from sandmle.training.checkpoints import output_folder
+    from sandmle.harness.chat_template import with_prelude
+    from sandmle.training.checkpoint_info import CheckpointInfo
+    from sandmle.training.checkpoints import ensure_generation_config, output_folder, write_metadata
 
     rows = trajectories(run.logs, run.keep, run.reasoning_tag)
     if not rows:
@@ -127,10 +129,22 @@ def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
     tokenizer = AutoTokenizer.from_pretrained(model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    if tokenizer.chat_template:  # saved with the model: hf/ renders Inspect's messages the same
+        tokenizer.chat_template = with_prelude(tokenizer.chat_template)
     trainer = SFTTrainer(
         model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
     trainer.train()
     out = output_folder(args) / "final"
     trainer.save_model(str(out))
+    if trainer.is_world_process_zero():
+        ensure_generation_config(out, trainer.accelerator.unwrap_model(trainer.model))
+        info = CheckpointInfo(
+            base_model=run.model,
+            step=trainer.state.global_step,
+            run=args.run_name,
+            kind="sft",
+            data=", ".join(run.logs),
+        )
+        write_metadata(out, info)
     return out

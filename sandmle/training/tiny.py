@@ -10,45 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sandmle.harness.chat_template import HERMES_TEMPLATE
+
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
 
 TINY_MODEL = "tiny"
 """The ``model:`` value that means "build the tiny model" (into ``<output_dir>/tiny-model``)."""
-SPECIAL_TOKENS = [
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<think>",
-    "</think>",
-    "<tool_call>",
-    "</tool_call>",
-]
-CHAT_TEMPLATE = (
-    "{%- set nl = '\\n' %}"
-    "{%- if tools %}{{ '<|im_start|>system' + nl }}"
-    "{%- if messages[0].role == 'system' %}{{ messages[0].content + nl + nl }}{% endif %}"
-    "{{ '# Tools' + nl + '<tools>' + nl }}{%- for tool in tools %}{{ tool | tojson }}{{ nl }}{% endfor %}"
-    "{{ '</tools>' + nl + 'Call a tool with <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call><|im_end|>' + nl }}"
-    "{%- elif messages[0].role == 'system' %}"
-    "{{ '<|im_start|>system' + nl + messages[0].content + '<|im_end|>' + nl }}"
-    "{%- endif %}"
-    "{%- for m in messages %}"
-    "{%- if m.role == 'user' or (m.role == 'system' and not loop.first) %}"
-    "{{ '<|im_start|>' + m.role + nl + m.content + '<|im_end|>' + nl }}"
-    "{%- elif m.role == 'assistant' %}{{ '<|im_start|>assistant' + nl }}{% generation %}"
-    "{{ m.content or '' }}"
-    "{%- for c in m.tool_calls or [] %}"
-    '{{ \'<tool_call>{"name": "\' + c.function.name + \'", "arguments": \' }}'
-    "{%- if c.function.arguments is string %}{{ c.function.arguments }}"
-    "{%- else %}{{ c.function.arguments | tojson }}{% endif %}{{ '}</tool_call>' }}"
-    "{%- endfor %}{{ '<|im_end|>' }}{% endgeneration %}{{ nl }}"
-    "{%- elif m.role == 'tool' %}"
-    "{{ '<|im_start|>user' + nl + '<tool_response>' + nl + m.content + nl + '</tool_response><|im_end|>' + nl }}"
-    "{%- endif %}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{ '<|im_start|>assistant' + nl }}{% endif %}"
-)
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+MARKUP_TOKENS = ["<think>", "</think>", "<tool_call>", "</tool_call>"]
+"""Single tokens that stay in decoded text (not special), as in Qwen3's vocabulary: Inspect's
+``hf/`` provider decodes with ``skip_special_tokens``, which would drop a special ``<tool_call>``."""
+CHAT_TEMPLATE = HERMES_TEMPLATE
 CORPUS = [
     "You are an expert machine learning engineer. Train a model and write submission.csv.",
     "import pandas as pd\ndf = pd.read_csv('/home/data/train.csv')\nprint(df.head())",
@@ -61,7 +34,7 @@ CORPUS = [
 
 
 def build_tokenizer(vocab_size: int = 512) -> PreTrainedTokenizerFast:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
@@ -73,6 +46,7 @@ def build_tokenizer(vocab_size: int = 512) -> PreTrainedTokenizerFast:
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     tok.train_from_iterator(CORPUS * 4, trainer=trainer)
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in MARKUP_TOKENS])
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>"
     )

@@ -21,6 +21,14 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
 
 
+def model_conversation(sample) -> tuple[list, list]:
+    """What the model saw and wrote in its last call (the last model event's input and reply)
+    with the tools offered: react rewrites the logged messages after ``submit`` (it drops the
+    call), the model events keep the conversation as generated."""
+    event = [e for e in sample.events if e.event == "model"][-1]
+    return [*event.input, event.output.message], event.tools
+
+
 class ScriptedGenerator:
     """A policy that samples fixed texts: turn n (counted from the context) gets ``turns[n]``."""
 

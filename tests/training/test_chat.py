@@ -23,7 +23,7 @@ from sandmle.training.chat import (
 )
 from sandmle.training.policy_api import PolicySession
 from sandmle.training.rollouts import RolloutSettings, run_episodes
-from tests.training.conftest import ScriptedGenerator
+from tests.training.conftest import ScriptedGenerator, model_conversation
 
 
 def qwen3_template() -> str:
@@ -116,9 +116,9 @@ def test_token_record_is_the_retokenised_conversation(
     use_training_template(qwen3_tokenizer)
     result, sample = episode(qwen3_tokenizer, SCENARIOS[scenario], pack_dir, tmp_path / "logs")
     assert result.error is None and result.medal["valid_submission"] == 1.0
-    tools = [tool_schema(t) for t in next(e.tools for e in sample.events if e.event == "model")]
-    last = max(i for i, m in enumerate(sample.messages) if m.role == "assistant")
-    text = render(qwen3_tokenizer, chat_dicts(sample.messages[: last + 1]), tools, False)
+    messages, offered = model_conversation(sample)
+    tools = [tool_schema(t) for t in offered]
+    text = render(qwen3_tokenizer, chat_dicts(messages), tools, False)
     record = result.episode.prompt_ids + result.episode.completion_ids
     assert qwen3_tokenizer.decode(record) + "\n" == text
     assert qwen3_tokenizer(text, add_special_tokens=False)["input_ids"] == [

@@ -118,3 +118,65 @@ def test_a_left_padded_batch_samples_each_context_like_alone(tiny_model: Path) -
     torch.manual_seed(0)
     (_, batch_lps), _ = engine([(short, 6), (long, 6)])
     assert batch_lps == pytest.approx(alone.tolist(), abs=1e-4)
+
+
+def test_a_cancelled_turn_stops_the_engine_and_close_waits_for_it(tiny_model: Path) -> None:
+    import threading
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from sandmle.training.generators import TransformersEngine
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model, padding_side="left")
+    model = AutoModelForCausalLM.from_pretrained(tiny_model)
+    model.generation_config.suppress_tokens = [tokenizer.eos_token_id]  # never ends by itself
+    model.train()
+    engine = TransformersEngine(model, tokenizer)
+    started = threading.Event()
+    inner = engine.model.generate
+
+    def generate(*args, **kwargs):
+        started.set()
+        return inner(*args, **kwargs)
+
+    engine.model.generate = generate
+    generator = BatchingGenerator(engine, window_s=0.0)
+    budget = 50_000  # most of a minute of sampling even for a two-layer model: it must stop
+
+    async def rollout() -> None:
+        task = asyncio.create_task(generator.sample([1, 2, 3], budget))
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()  # what a time limit does to the episode waiting on its turn
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(rollout())
+    generator.close(timeout_s=120)  # returns only once the engine call has ended
+    assert engine._stop.is_set() and model.training  # stopped, and back in train mode
+    assert generator.clock.calls == 1
+
+
+def test_a_time_limit_during_generation_drops_the_episode(
+    tiny_model: Path, pack_dir: Path, tmp_path: Path
+) -> None:
+    from transformers import AutoTokenizer
+
+    from sandmle.training.policy_api import PolicySession
+    from sandmle.training.rollouts import RolloutSettings, failed_episodes, run_episodes
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+
+    class Slow:
+        async def sample(self, context: list[int], max_new_tokens: int):
+            await asyncio.sleep(600)  # a turn that outlives the sample's time limit
+            return [tokenizer.eos_token_id], [0.0]
+
+    session = PolicySession(Slow(), tokenizer, 16, 4096)
+    settings = RolloutSettings(pack=str(pack_dir), time_limit=5, on_backend_error="drop")
+    (result,) = run_episodes(["plant-watering"], session, settings, tmp_path / "logs")
+    assert result.episode.cut_while_generating
+    assert result.error is not None and "while the policy was generating" in result.error
+    assert failed_episodes([result], settings) == 1  # dropped and counted, not scored 0
+    with pytest.raises(RuntimeError, match="while the policy was generating"):
+        failed_episodes([result], settings.model_copy(update={"on_backend_error": "fail"}))

@@ -82,11 +82,12 @@ def test_checkpoint_is_a_plain_hf_folder_with_metadata(trained) -> None:
 
     assert "tool_call" in AutoTokenizer.from_pretrained(folder).chat_template
     meta = json.loads((folder / "sandmle_checkpoint.json").read_text())
-    assert meta["step"] == 2 and meta["reward"] == pytest.approx(0.0)
+    assert meta["step"] == 2 and meta["kind"] == "grpo" and meta["reward_mode"] == "dense"
 
-    from sandmle.training.checkpoint_info import checkpoint_info
+    from sandmle.training.checkpoint_info import checkpoint_info, checkpoint_label
 
     assert checkpoint_info(f"hf/{folder}").step == 2
+    assert checkpoint_label(checkpoint_info(f"hf/{folder}")) == "GRPO step 2"
 
 
 def test_checkpoint_runs_under_inspect_hf_provider(
@@ -122,7 +123,9 @@ def test_env_mask_keeps_environment_tokens_out_of_the_loss(
     trainer = build_trainer(config)
     tokenizer = trainer.processing_class
     scripted = ScriptedGenerator(tokenizer, SCRIPT)
-    monkeypatch.setattr(grpo, "_generation", lambda t: (scripted, EngineClock(), nullcontext()))
+    monkeypatch.setattr(
+        grpo, "_generation", lambda t, threads: (scripted, EngineClock(), nullcontext())
+    )
     inputs = trainer._generate_and_score_completions([{"prompt": "plant-watering"}] * 2)
 
     mask = inputs["tool_mask"] * inputs["completion_mask"]

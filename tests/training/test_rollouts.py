@@ -11,7 +11,7 @@ from sandmle.training.chat import chat_dicts, render, tool_schema
 from sandmle.training.policy_api import PolicySession
 from sandmle.training.rewards import RewardSettings, total_reward
 from sandmle.training.rollouts import RolloutSettings, run_episodes, trl_batch
-from tests.training.conftest import SCRIPT, ScriptedGenerator
+from tests.training.conftest import SCRIPT, ScriptedGenerator, model_conversation
 
 
 def spans(ids: list[int], mask: list[int], value: int) -> list[list[int]]:
@@ -70,9 +70,8 @@ def test_environment_tokens_are_the_tool_outputs(scripted_episode, tokenizer) ->
 def test_trained_sequence_is_the_conversation_the_scorer_saw(scripted_episode, tokenizer) -> None:
     _, result, sample = scripted_episode
     episode = result.episode
-    tools = next(e.tools for e in sample.events if e.event == "model")
-    last_assistant = max(i for i, m in enumerate(sample.messages) if m.role == "assistant")
-    conversation = chat_dicts(sample.messages[: last_assistant + 1])
+    messages, tools = model_conversation(sample)
+    conversation = chat_dicts(messages)
     expected = render(tokenizer, conversation, [tool_schema(t) for t in tools], False)
     assert tokenizer.decode(episode.prompt_ids + episode.completion_ids) + "\n" == expected
 
@@ -88,3 +87,39 @@ def test_reward_comes_from_the_sandbox_grade(scripted_episode, tokenizer) -> Non
     )
     tier = 0.1 if result.medal["above_median"] else 0.0
     assert reward == [pytest.approx(0.2 + tier + 0.1)]
+
+
+def test_episodes_run_in_the_evaluation_react_scaffold(scripted_episode) -> None:
+    from sandmle.scaffolds.react import INSTRUCTIONS, SUBMIT_DESCRIPTION
+
+    _, _, sample = scripted_episode
+    first = next(e for e in sample.events if e.event == "model")
+    assert INSTRUCTIONS in first.input[0].text  # react's prompt, not basic_agent's
+    submit = next(t for t in first.tools if t.name == "submit")
+    assert submit.description == SUBMIT_DESCRIPTION
+
+
+def test_solver_and_its_arguments_come_from_the_settings(pack_dir: Path) -> None:
+    from sandmle.errors import SandmleError
+    from sandmle.training.rollouts import training_agent
+
+    training_agent(RolloutSettings(solver="sandmle/react", solver_args={"attempts": 2}))
+    with pytest.raises(SandmleError, match="tree scaffold"):
+        training_agent(RolloutSettings(solver="aide"))
+    with pytest.raises(SandmleError, match="unknown"):
+        training_agent(RolloutSettings(solver="basic"))
+    with pytest.raises(SandmleError, match="takes no max_steps"):
+        training_agent(RolloutSettings(solver_args={"max_steps": 3}))
+
+
+def test_a_text_only_turn_gets_reacts_continue_message(tokenizer, pack_dir, tmp_path) -> None:
+    from sandmle.scaffolds.react import CONTINUE_PROMPT
+    from tests.training.conftest import SUBMIT
+
+    generator = ScriptedGenerator(tokenizer, ["<think>hm</think>I will look.", *SCRIPT[1:]])
+    session = PolicySession(generator, tokenizer, max_turn_tokens=256, max_episode_tokens=8192)
+    settings = RolloutSettings(pack=str(pack_dir), max_turns=5, command_timeout=30, time_limit=120)
+    (result,) = run_episodes(["plant-watering"], session, settings, tmp_path / "logs")
+    assert result.error is None and result.episode.assistant_turns[-1] == SUBMIT
+    env = tokenizer.decode(spans(result.episode.completion_ids, result.episode.env_mask, 0)[0])
+    assert CONTINUE_PROMPT in env
