@@ -84,7 +84,7 @@ serve() { # MODEL_DIR NAME LOG [vLLM args...]: start a server and wait until it 
 evaluate() { # NAME MODEL [check-eval args...]: inspect eval of one fixture task, then the check
   local name="$1" model="$2"
   shift 2
-  (cd "$WORK" && inspect eval sandmle/synthetic -T "pack=$PACK" -T tasks=plant-watering \
+  (cd "$WORK" && python -m inspect_ai eval sandmle/synthetic -T "pack=$PACK" -T tasks=plant-watering \
     --solver sandmle/react --model "$model" --max-tokens 256 --message-limit 16 \
     --time-limit "$EVAL_TIME_LIMIT" --log-dir "$WORK/$name" --display plain) \
     >"$WORK/$name.log" 2>&1 || stage "inspect eval ($name) exited $? (the log decides)"

@@ -1,15 +1,15 @@
 """Helpers of the vLLM-on-CPU lane (bench/vllm_cpu.sh), run with sandmle's own Python.
 
-    python bench/vllm_cpu/lane.py smollm2 OUT          SmolLM2-135M-Instruct as a float32 HF folder
-    python bench/vllm_cpu/lane.py tiny OUT PACK        the tiny model after its warm start (SFT)
-    python bench/vllm_cpu/lane.py check-eval LOG_DIR [--tool-calls]
-                                                       one JSON line; exit 1 unless the eval log
-                                                       says success, 0 sample errors (and >= 1
-                                                       parsed tool call that ran)
-    python bench/vllm_cpu/lane.py check-synth PACK LOG  the llm generator's run against the server
-    python bench/vllm_cpu/lane.py grpo MODEL PACK OUT URL
-                                                       2 GRPO steps sampling from the server at
-                                                       URL, weights synced by API (reload)
+python bench/vllm_cpu/lane.py smollm2 OUT          SmolLM2-135M-Instruct as a float32 HF folder
+python bench/vllm_cpu/lane.py tiny OUT PACK        the tiny model after its warm start (SFT)
+python bench/vllm_cpu/lane.py check-eval LOG_DIR [--tool-calls]
+                                                   one JSON line; exit 1 unless the eval log
+                                                   says success, 0 sample errors (and >= 1
+                                                   parsed tool call that ran)
+python bench/vllm_cpu/lane.py check-synth PACK LOG  the llm generator's run against the server
+python bench/vllm_cpu/lane.py grpo MODEL PACK OUT URL
+                                                   2 GRPO steps sampling from the server at
+                                                   URL, weights synced by API (reload)
 """
 
 from __future__ import annotations
@@ -125,7 +125,11 @@ def check_synth(pack: Path, log: Path) -> int:
 
     text = log.read_text(encoding="utf-8", errors="replace")
     manifest = pack / "pack.yaml"
-    listed = [t["id"] for t in yaml.safe_load(manifest.read_text())["tasks"]] if manifest.is_file() else []
+    listed = (
+        [t["id"] for t in yaml.safe_load(manifest.read_text())["tasks"]]
+        if manifest.is_file()
+        else []
+    )
     folders = sorted(p.name for p in pack.iterdir() if p.is_dir() and p.name != "generation")
     slots = [m.groups() for m in map(SLOT_LINE.match, text.splitlines()) if m]
     wrote = re.search(r"wrote (\d+) task\(s\)", text)
@@ -144,7 +148,10 @@ def check_synth(pack: Path, log: Path) -> int:
     summary = {
         "stage": "synth-llm",
         "written": listed,
-        "failed_slots": [{"slot": int(i), "seed": seed, "attempts": int(n), "reasons": why[:300]} for i, seed, n, why in slots],
+        "failed_slots": [
+            {"slot": int(i), "seed": seed, "attempts": int(n), "reasons": why[:300]}
+            for i, seed, n, why in slots
+        ],
         "ok": not problems,
     }
     print(json.dumps(summary))
@@ -177,7 +184,7 @@ def grpo(model: Path, pack: str, out: Path, url: str) -> int:
         "engine_calls": [h.get("rollout/engine_calls") for h in rows],
         "syncs": sync.history,
     }
-    changed = [s["weight_sync/probe_change"] for s in sync.history]
+    changed = [s["weight_sync/probe_change"] for s in sync.history if s["step"] > 0]
     problems = []
     if len(rows) != 2:
         problems.append(f"{len(rows)} logged steps, 2 asked for")

@@ -79,11 +79,13 @@ def refuse_cpu_vllm(config: Any) -> None:
 class ServerClient:
     """The HTTP calls this mode makes to one vLLM server."""
 
-    def __init__(self, settings: GenerationServer):
+    def __init__(self, settings: GenerationServer, transport: Any = None):
         import httpx
 
         self.settings = settings
-        self.http = httpx.Client(base_url=settings.url.rstrip("/"), timeout=settings.timeout_s)
+        self.http = httpx.Client(
+            base_url=settings.url.rstrip("/"), timeout=settings.timeout_s, transport=transport
+        )
         self._model: str | None = None
 
     def post(self, path: str, payload: dict[str, Any] | None = None) -> Any:
@@ -157,7 +159,9 @@ class WeightSync:
     def __init__(self, settings: GenerationServer, output_dir: Path, tokenizer: Any):
         self.client = ServerClient(settings)
         self.folder = Path(settings.sync_dir or output_dir / "weight-sync")
-        self.synced_step = 0  # the server starts with the weights the trainer starts from
+        # None: the first rollout pushes too, so a server left with another run's (or an earlier
+        # step's) weights never samples for this trainer
+        self.synced_step: int | None = None
         self.probe = tokenizer(PROBE_PROMPT)["input_ids"]
         self.probe_at_start: list[float] | None = None
         self.history: list[dict[str, float]] = []
@@ -165,18 +169,19 @@ class WeightSync:
     def ensure(self, trainer: Any) -> dict[str, float]:
         """Push the trainer's weights if they changed since the last push; the sync's figures."""
         step = trainer.state.global_step
-        if self.probe_at_start is None and trainer.accelerator.is_main_process:
-            self.probe_at_start = self.client.prompt_logprobs(self.probe)
         if step == self.synced_step:
             return {}
         start = time.perf_counter()
-        if trainer.accelerator.is_main_process:
+        main = trainer.accelerator.is_main_process
+        if main:
             self._push(trainer)
         trainer.accelerator.wait_for_everyone()  # no rank samples before the server has them
-        self.synced_step = step
         figures = {"weight_sync/seconds": time.perf_counter() - start}
-        if trainer.accelerator.is_main_process:
+        if main and self.synced_step is None:  # the starting weights: the probe's reference
+            self.probe_at_start = self.client.prompt_logprobs(self.probe)
+        elif main:
             figures["weight_sync/probe_change"] = self.probe_change()
+        self.synced_step = step
         self.history.append({"step": float(step), **figures})
         return figures
 
