@@ -159,11 +159,16 @@ serve() { # MODEL_DIR: a vLLM server of MODEL_DIR (named so), left running; sets
   local memory=(--gpu-memory-utilization 0.3)
   [[ "$DEVICE" == cpu ]] && memory=() # CPU: VLLM_CPU_KVCACHE_SPACE sizes the KV cache instead
   # dev mode: /collective_rpc and /reset_prefix_cache, which the API weight sync calls
-  VLLM_SERVER_DEV_MODE=1 VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
-    VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}" \
+  # the worker extension re-ties a tied output layer after each reload (sandmle/vllm_worker.py;
+  # PYTHONPATH: the side venv has no sandmle); CPU: one OpenMP thread (two spin on 2 cores)
+  local threads=()
+  [[ "$DEVICE" == cpu ]] && threads=(OMP_NUM_THREADS="${VLLM_THREADS:-1}")
+  env "${threads[@]}" VLLM_SERVER_DEV_MODE=1 VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
+    VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}" PYTHONPATH="$ROOT" \
     "$VLLM_PYTHON" -m vllm.entrypoints.openai.api_server --model "$1" --served-model-name "$1" \
     --host 127.0.0.1 --port "$SERVE_PORT" --dtype "$VLLM_DTYPE" "${memory[@]}" --max-model-len 16384 \
     --logprobs-mode processed_logprobs --enable-auto-tool-choice --tool-call-parser hermes \
+    --worker-extension-cls sandmle.vllm_worker.WeightReload \
     "${TEMPLATE_ARGS[@]}" >>"$WORK/vllm-serve.log" 2>&1 &
   SERVER_PID=$!
   PIDS+=("$SERVER_PID")
@@ -217,6 +222,7 @@ YAML
 generation_server:
   url: http://127.0.0.1:$SERVE_PORT
   weight_sync: reload
+  worker_extension: true
 YAML
   cat >>"$WORK/$1.yaml" <<YAML
 training:
@@ -305,6 +311,7 @@ def grpo_figures(folder: Path) -> dict:
         "engine_calls": [h.get("rollout/engine_calls") for h in rows],
         # API weight sync (vLLM path): the server's logprobs of a fixed prompt vs step 0
         "probe_change": [round(h["weight_sync/probe_change"], 5) for h in rows if "weight_sync/probe_change" in h],
+        "probe_gap": [round(h["weight_sync/probe_gap"], 5) for h in rows if "weight_sync/probe_gap" in h],
         "dropped": sum(h.get("rollout/dropped", 0) for h in rows),
     }
 

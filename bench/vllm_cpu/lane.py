@@ -55,7 +55,36 @@ def tiny(out: Path, pack: str) -> None:
 
     if not (out / "config.json").is_file():
         build_tiny_model(out, hidden=128)
-        warm_start(out, first_prompt(out, pack, out.parent / f"{out.name}-probe"))
+        prompt = first_prompt(out, pack, out.parent / f"{out.name}-probe")
+        learn_turn(out, prompt)
+        print(json.dumps({"tiny_block_probability": warm_start(out, prompt)}))
+
+
+def learn_turn(folder: Path, prompt_ids: list[int], steps: int = 300, lr: float = 3e-3) -> None:
+    """Teach the whole warm-start turn first: ``warm_start`` stops learning it once the block's
+    first token is likely, which leaves the 128-wide model's turn garbled ("<think>koooo")."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from sandmle.training.tiny import WARM_TURN
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    turn = tokenizer(WARM_TURN, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    ids = torch.tensor([prompt_ids + turn])
+    labels = ids.clone()
+    labels[0, : len(prompt_ids)] = -100
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    for _ in range(steps):
+        loss = model(input_ids=ids, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if loss.item() < 0.01:
+            break
+    model.save_pretrained(folder)
 
 
 def eval_summary(log_dir: Path) -> dict[str, Any]:
@@ -169,7 +198,7 @@ def grpo(model: Path, pack: str, out: Path, url: str) -> int:
     config = load_grpo_config(CONFIG, output_dir=str(out), max_steps=2, use_vllm=False)
     config.model_name_or_path = str(model)
     config.rollout = config.rollout.model_copy(update={"pack": pack})
-    config.generation_server = GenerationServer(url=url)
+    config.generation_server = GenerationServer(url=url, worker_extension=True)
     trainer = build_trainer(config)
     trainer.train()
     sync = trainer.sandmle_weight_sync

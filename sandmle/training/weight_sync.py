@@ -51,6 +51,13 @@ class GenerationServer(BaseModel):
     reload that folder in place."""
     sync_dir: str | None = None
     """A folder the server can read; ``<output_dir>/weight-sync`` when omitted."""
+    worker_extension: bool = False
+    """The server runs ``--worker-extension-cls sandmle.vllm_worker.WeightReload`` (needed on
+    vLLM's CPU build for models with tied embeddings, see ``sandmle.vllm_worker``)."""
+    probe_tolerance: float = Field(default=0.01, ge=0)
+    """After a push, the server's mean per-token logprob of a fixed prompt may differ from the
+    trainer's by at most twice the gap right after the first push (the dtype's noise) plus
+    this; more fails the step: the server is not sampling from the trained weights."""
     timeout_s: float = Field(default=900.0, gt=0)
     """Seconds per HTTP call (a generation batch on CPU can take minutes)."""
 
@@ -127,10 +134,8 @@ class ServerClient:
 
     def reload(self, folder: Path) -> None:
         """Reload the server's weights from ``folder`` in place and drop its prefix cache."""
-        self.post(
-            "/collective_rpc",
-            {"method": "reload_weights", "kwargs": {"weights_path": str(folder)}},
-        )
+        method = "sandmle_reload" if self.settings.worker_extension else "reload_weights"
+        self.post("/collective_rpc", {"method": method, "kwargs": {"weights_path": str(folder)}})
         self.post("/reset_prefix_cache")
 
 
@@ -164,6 +169,7 @@ class WeightSync:
         self.synced_step: int | None = None
         self.probe = tokenizer(PROBE_PROMPT)["input_ids"]
         self.probe_at_start: list[float] | None = None
+        self.first_gap: float | None = None
         self.history: list[dict[str, float]] = []
 
     def ensure(self, trainer: Any) -> dict[str, float]:
@@ -177,10 +183,8 @@ class WeightSync:
             self._push(trainer)
         trainer.accelerator.wait_for_everyone()  # no rank samples before the server has them
         figures = {"weight_sync/seconds": time.perf_counter() - start}
-        if main and self.synced_step is None:  # the starting weights: the probe's reference
-            self.probe_at_start = self.client.prompt_logprobs(self.probe)
-        elif main:
-            figures["weight_sync/probe_change"] = self.probe_change()
+        if main:
+            figures.update(self.check(trainer, step))
         self.synced_step = step
         self.history.append({"step": float(step), **figures})
         return figures
@@ -194,11 +198,47 @@ class WeightSync:
         staging.rename(self.folder)  # the server never reads a half-written folder
         self.client.reload(self.folder)
 
-    def probe_change(self) -> float:
-        """Mean absolute change of the probe's logprobs since the start of training."""
-        now = self.client.prompt_logprobs(self.probe)
-        start = self.probe_at_start or now
-        return sum(abs(a - b) for a, b in zip(now, start, strict=True)) / max(len(now), 1)
+    def check(self, trainer: Any, step: int) -> dict[str, float]:
+        """The server's probe logprobs against the trainer's (they must agree) and against the
+        first push's (how far the served weights moved)."""
+        served = self.client.prompt_logprobs(self.probe)
+        gap = mean_gap(served, trainer_logprobs(trainer, self.probe))
+        if self.first_gap is None or self.probe_at_start is None:
+            self.first_gap, self.probe_at_start = gap, served
+            return {"weight_sync/probe_gap": gap}
+        limit = 2 * self.first_gap + self.client.settings.probe_tolerance
+        if gap > limit:
+            raise SandmleError(
+                f"weight sync at step {step}: the server's logprobs of a fixed prompt differ from "
+                f"the trainer's by {gap:.4f} per token (limit {limit:.4f}): it does not serve the "
+                "pushed weights (vLLM CPU with tied embeddings: start it with "
+                "--worker-extension-cls sandmle.vllm_worker.WeightReload and set "
+                "generation_server.worker_extension: true)"
+            )
+        change = mean_gap(served, self.probe_at_start)
+        return {"weight_sync/probe_gap": gap, "weight_sync/probe_change": change}
+
+
+def mean_gap(a: list[float], b: list[float]) -> float:
+    """Mean absolute difference of two per-token logprob lists."""
+    return sum(abs(x - y) for x, y in zip(a, b, strict=True)) / max(len(a), 1)
+
+
+def trainer_logprobs(trainer: Any, prompt: list[int]) -> list[float]:
+    """Per-token logprobs of ``prompt`` under the trainer's current weights (no temperature)."""
+    import torch
+
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            ids = torch.tensor([prompt], device=model.device)
+            logits = model(ids).logits[0].float()
+    finally:
+        model.train(was_training)
+    picked = torch.log_softmax(logits[:-1], -1).gather(-1, ids[0, 1:].unsqueeze(-1))
+    return [float(v) for v in picked.squeeze(-1).tolist()]
 
 
 def server_generation(trainer: Any, settings: GenerationServer) -> ServerEngine:
