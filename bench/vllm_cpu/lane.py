@@ -148,7 +148,7 @@ def check_eval(log_dir: Path, tool_calls: bool) -> int:
 SLOT_LINE = re.compile(r"^slot (\d+) \((.*?)\), attempt (\d+): (.*)$")
 
 
-def check_synth(pack: Path, log: Path) -> int:
+def check_synth(pack: Path, log: Path, slots_asked: int) -> int:
     """Every failed slot named with a reason; task folders only for the slots pack.yaml lists."""
     import yaml
 
@@ -172,8 +172,10 @@ def check_synth(pack: Path, log: Path) -> int:
     unexplained = [s for s in slots if not s[3].strip() or s[3] == "no attempt recorded"]
     if unexplained:
         problems.append(f"slot(s) without a reason: {[s[0] for s in unexplained]}")
-    if wrote is not None and len(slots) + len(listed) != 2:
-        problems.append(f"{len(slots)} failed + {len(listed)} written slots, 2 asked for")
+    if wrote is not None and len(slots) + len(listed) != slots_asked:
+        problems.append(
+            f"{len(slots)} failed + {len(listed)} written slots, {slots_asked} asked for"
+        )
     summary = {
         "stage": "synth-llm",
         "written": listed,
@@ -241,6 +243,7 @@ def main() -> int:
     p = sub.add_parser("check-synth")
     p.add_argument("pack", type=Path)
     p.add_argument("log", type=Path)
+    p.add_argument("slots", type=int)
     p = sub.add_parser("grpo")
     p.add_argument("model", type=Path)
     p.add_argument("pack")
@@ -252,7 +255,7 @@ def main() -> int:
     elif args.command == "tiny":
         tiny(args.out, args.pack)
     elif args.command == "check-synth":
-        return check_synth(args.pack, args.log)
+        return check_synth(args.pack, args.log, args.slots)
     elif args.command == "grpo":
         return grpo(args.model, args.pack, args.out, args.url)
     else:
