@@ -90,11 +90,14 @@ serve() { # MODEL_DIR NAME LOG [vLLM args...]: start a server and wait until it 
   stage "server of $name ready in $((SECONDS - start)) s"
 }
 
+# Evaluations sample greedily (--temperature 0), so their outcome is reproducible: at T=1 the
+# 135M model opens about 5 first turns in 16 with a code block, and copies its first turn into
+# the later ones, so an episode without any tool call happens; greedy opens with ```python.
 evaluate() { # NAME MODEL [check-eval args...]: inspect eval of one fixture task, then the check
   local name="$1" model="$2"
   shift 2
   (cd "$WORK" && python -m inspect_ai eval sandmle/synthetic -T "pack=$PACK" -T tasks=plant-watering \
-    --solver sandmle/react --model "$model" --max-tokens 256 --message-limit 16 \
+    --solver sandmle/react --model "$model" --max-tokens 256 --message-limit 16 --temperature 0 \
     --time-limit "$EVAL_TIME_LIMIT" --log-dir "$WORK/$name" --display plain) \
     >"$WORK/$name.log" 2>&1 || stage "inspect eval ($name) exited $? (the log decides)"
   "${LANE[@]}" check-eval "$WORK/$name" "$@" >>"$FIGURES" || die "eval $name failed (see $WORK/$name.log)"

@@ -49,42 +49,50 @@ def smollm2(out: Path) -> None:
 
 def tiny(out: Path, pack: str) -> None:
     """The tiny model, 128 wide (head size 32: vLLM's CPU attention takes 32 and up, the
-    default tiny model's 8 it refuses), warm-started as the CPU learning run's model is."""
+    default tiny model's 8 it refuses), trained on the task's first prompt to open its turn
+    half the time with the reasoning block (``<think>ok</think>done``) and half the time without
+    (``done``): a policy whose format reward varies from the first step.
+
+    Not ``tiny.warm_start``: its second phase pulls only the first token away from the block,
+    which on the wider model also scrambles the rest of the turn (sampled: "<think>oonon...").
+    """
     from sandmle.training.learning_curve import first_prompt
-    from sandmle.training.tiny import build_tiny_model, warm_start
+    from sandmle.training.tiny import WARM_TURN, build_tiny_model
 
     if not (out / "config.json").is_file():
         build_tiny_model(out, hidden=128)
         prompt = first_prompt(out, pack, out.parent / f"{out.name}-probe")
-        learn_turn(out, prompt)
-        print(json.dumps({"tiny_block_probability": warm_start(out, prompt)}))
+        p = learn_turns(out, prompt, [WARM_TURN, WARM_TURN.rsplit(">", 1)[1]])
+        print(json.dumps({"tiny_block_probability": round(p, 3)}))
 
 
-def learn_turn(folder: Path, prompt_ids: list[int], steps: int = 300, lr: float = 3e-3) -> None:
-    """Teach the whole warm-start turn first: ``warm_start`` stops learning it once the block's
-    first token is likely, which leaves the 128-wide model's turn garbled ("<think>koooo")."""
+def learn_turns(folder: Path, prompt_ids: list[int], turns: list[str], steps: int = 150) -> float:
+    """Fit the turns after the prompt, equally weighted (their first tokens end up about equally
+    likely); returns the probability of the first turn's first token."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from sandmle.training.tiny import WARM_TURN
 
     torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder)
-    turn = tokenizer(WARM_TURN, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-    ids = torch.tensor([prompt_ids + turn])
-    labels = ids.clone()
-    labels[0, : len(prompt_ids)] = -100
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    rows = []
+    for turn in turns:
+        ids = prompt_ids + tokenizer(turn, add_special_tokens=False)["input_ids"]
+        ids = torch.tensor([ids + [tokenizer.eos_token_id]])
+        labels = ids.clone()
+        labels[0, : len(prompt_ids)] = -100
+        rows.append((ids, labels))
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     model.train()
     for _ in range(steps):
-        loss = model(input_ids=ids, labels=labels).loss
+        loss = sum(model(input_ids=ids, labels=labels).loss for ids, labels in rows)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-        if loss.item() < 0.01:
-            break
     model.save_pretrained(folder)
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([prompt_ids])).logits[0, -1].float()
+    return float(torch.softmax(logits, -1)[rows[0][0][0, len(prompt_ids)]].item())
 
 
 def eval_summary(log_dir: Path) -> dict[str, Any]:
