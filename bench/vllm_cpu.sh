@@ -135,7 +135,7 @@ fi
 if want synth; then
   stage "synth generate --backend llm"
   # one slot: up to 8 attempts of 1-3 roles at ~5 tok/s on a loaded machine
-  (cd "$WORK" && sandmle synth generate --out "$WORK/synth-pack" --n 1 --seed 0 \
+  (cd "$WORK" && COLUMNS=400 sandmle synth generate --out "$WORK/synth-pack" --n 1 --seed 0 \
     --backend llm --model openai-api/local/smollm2 --workers 1) \
     >"$WORK/synth.log" 2>&1 || echo "$?" >"$WORK/synth.rc"
   "${LANE[@]}" check-synth "$WORK/synth-pack" "$WORK/synth.log" 1 >>"$FIGURES" ||

@@ -156,6 +156,17 @@ def check_eval(log_dir: Path, tool_calls: bool) -> int:
 SLOT_LINE = re.compile(r"^slot (\d+) \((.*?)\), attempt (\d+): (.*)$")
 
 
+def records(text: str) -> list[str]:
+    """The CLI's lines with rich's wrapping undone (a line not opening a record continues one)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if out and line and not re.match(r"^(slot \d+ |wrote |error: |generating)", line):
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line.rstrip())
+    return out
+
+
 def check_synth(pack: Path, log: Path, slots_asked: int) -> int:
     """Every failed slot named with a reason; task folders only for the slots pack.yaml lists."""
     import yaml
@@ -168,7 +179,7 @@ def check_synth(pack: Path, log: Path, slots_asked: int) -> int:
         else []
     )
     folders = sorted(p.name for p in pack.iterdir() if p.is_dir() and p.name != "generation")
-    slots = [m.groups() for m in map(SLOT_LINE.match, text.splitlines()) if m]
+    slots = [m.groups() for m in map(SLOT_LINE.match, records(text)) if m]
     wrote = re.search(r"wrote (\d+) task\(s\)", text)
     problems = []
     if wrote is None:
