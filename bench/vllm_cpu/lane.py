@@ -73,6 +73,7 @@ def learn_turns(folder: Path, prompt_ids: list[int], turns: list[str], steps: in
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.manual_seed(0)
+    torch.set_num_threads(1)  # a shared 2-core machine: a second thread waits more than it works
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder)
     rows = []
