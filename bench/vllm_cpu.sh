@@ -146,6 +146,7 @@ fi
 if want bench; then
   stage "throughput: HF generate vs vLLM"
   python "$ROOT/bench/engine_throughput.py" --model "$SMOLLM" --vllm-url "http://127.0.0.1:$PORT" \
+    --batch 4 --tokens 32 --episodes 2 --max-turns 2 --turn-tokens 32 \
     2>"$WORK/bench.log" | python -c "import json, sys; print(json.dumps({'stage': 'bench', **json.loads(sys.stdin.read())}))" \
     >>"$FIGURES" || die "the throughput bench failed (see $WORK/bench.log)"
 fi
