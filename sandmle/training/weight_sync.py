@@ -24,6 +24,7 @@ with ``training.use_vllm: false`` (TRL builds no engine or client of its own).
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -90,8 +91,12 @@ class ServerClient:
         import httpx
 
         self.settings = settings
+        key = os.environ.get("VLLM_API_KEY")  # the server's --api-key (vLLM reads this too)
         self.http = httpx.Client(
-            base_url=settings.url.rstrip("/"), timeout=settings.timeout_s, transport=transport
+            base_url=settings.url.rstrip("/"),
+            timeout=settings.timeout_s,
+            transport=transport,
+            headers={"Authorization": f"Bearer {key}"} if key else None,
         )
         self._model: str | None = None
 
@@ -108,8 +113,13 @@ class ServerClient:
     def model(self) -> str:
         """The served model's name, as the server lists it."""
         if self._model is None:
-            models = self.http.get("/v1/models").json()["data"]
-            self._model = str(models[0]["id"])
+            response = self.http.get("/v1/models")
+            if response.status_code != 200:
+                raise SandmleError(
+                    f"vLLM server {self.settings.url}/v1/models: HTTP {response.status_code}: "
+                    f"{response.text[:300]}"
+                )
+            self._model = str(response.json()["data"][0]["id"])
         return self._model
 
     def complete(self, prompts: list[list[int]], max_tokens: int, **sampling: Any) -> list[Any]:
