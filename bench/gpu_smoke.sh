@@ -291,6 +291,8 @@ def eval_figures(folder: Path) -> dict:
         "exit_code": int(rc.read_text()) if (rc := folder.with_suffix(".rc")).is_file() else 0,
         "samples": len(samples),
         "errors": sum(1 for s in samples if s.error),
+        # the harness's guard scores a sample whose agent crashed (e.g. a provider's 400)
+        "agent_errors": sum(1 for s in samples if s.store.get("sandmle:agent_error")),
         "output_tokens": tokens,
         "output_tokens_per_s": round(tokens / model_s, 1) if model_s else None,
         "episode_seconds_median": round(statistics.median(s.total_time or 0 for s in samples), 1),

@@ -156,7 +156,7 @@ TINY="$WORK/tiny"
 if want tiny || want grpo; then
   [[ -f "$TINY/config.json" ]] || "${LANE[@]}" tiny "$TINY" "$PACK" >"$WORK/tiny.log" 2>&1 ||
     die "building the tiny checkpoint failed (see $WORK/tiny.log)"
-  serve "$TINY" tiny "$WORK/serve-tiny.log"
+  serve "$TINY" tiny "$WORK/serve-tiny.log" --enable-auto-tool-choice --tool-call-parser hermes
   export VLLM_API_KEY=none
 fi
 if want tiny; then

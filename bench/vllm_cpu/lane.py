@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sandmle.harness.solvers import AGENT_ERROR_KEY
 from sandmle.training.weight_sync import GenerationServer
 
 
@@ -119,6 +120,11 @@ def eval_summary(log_dir: Path) -> dict[str, Any]:
         "status": log.status,
         "samples": len(samples),
         "sample_errors": sum(s.error is not None for s in samples),
+        # sandmle's guard ends a sample whose agent crashed (a provider's 400 among them) and
+        # scores it: status success, no sample error; the crash is in the sample's store
+        "agent_errors": [
+            s.store.get(AGENT_ERROR_KEY) for s in samples if s.store.get(AGENT_ERROR_KEY)
+        ],
         "tool_calls": calls,
         "tool_results_ok": ran,
         "output_tokens": sum(u.output_tokens for u in usage.values()),
@@ -145,6 +151,10 @@ def check_eval(log_dir: Path, tool_calls: bool) -> int:
         problems.append("no samples")
     if summary.get("sample_errors", 0):
         problems.append(f"{summary['sample_errors']} sample error(s)")
+    if summary.get("agent_errors"):
+        problems.append(f"agent crashed: {summary['agent_errors'][0][:300]}")
+    if summary.get("samples", 0) and not summary.get("output_tokens"):
+        problems.append("the model produced no tokens")
     if tool_calls and summary.get("tool_results_ok", 0) == 0:
         problems.append("no parsed tool call ran")
     summary["ok"] = not problems

@@ -128,6 +128,10 @@ def test_cpu_rehearsal_of_the_vllm_path(tmp_path: Path) -> None:
     for name in ("base_eval", "checkpoint_eval"):
         evaluation = figures[name]
         assert evaluation["status"] == "success" and evaluation["errors"] == 0, (name, evaluation)
+        assert evaluation["agent_errors"] == 0 and evaluation["output_tokens"] > 0, (
+            name,
+            evaluation,
+        )
     for name in ("grpo_one_process", "grpo_two_processes"):
         grpo = figures[name]
         assert grpo["steps"] == 2 and grpo["dropped"] == 0, (name, grpo)

@@ -39,6 +39,7 @@ def test_the_vllm_cpu_lane_passes(tmp_path: Path) -> None:
     evals = [s for s in report["stages"] if "log" in s]
     for summary in evals:
         assert summary["status"] == "success" and summary["sample_errors"] == 0, summary
+        assert not summary["agent_errors"] and summary["output_tokens"] > 0, summary
     providers = {e["model"].split("/")[0] for e in evals}
     assert providers == {"vllm", "openai-api"}, providers
     assert all(e["tool_results_ok"] > 0 for e in evals if "smollm2" in e["model"])
