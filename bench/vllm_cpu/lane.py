@@ -123,7 +123,9 @@ def eval_summary(log_dir: Path) -> dict[str, Any]:
         # sandmle's guard ends a sample whose agent crashed (a provider's 400 among them) and
         # scores it: status success, no sample error; the crash is in the sample's store
         "agent_errors": [
-            s.store.get(AGENT_ERROR_KEY) for s in samples if s.store.get(AGENT_ERROR_KEY)
+            str(s.store[AGENT_ERROR_KEY]).strip().splitlines()[-1][:300]
+            for s in samples
+            if s.store.get(AGENT_ERROR_KEY)
         ],
         "tool_calls": calls,
         "tool_results_ok": ran,
