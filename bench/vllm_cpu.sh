@@ -165,8 +165,10 @@ if want tiny; then
 fi
 if want grpo; then
   stage "2 GRPO steps, generation on the server, weights synced by API"
-  "${LANE[@]}" grpo "$TINY" "$PACK" "$WORK/grpo" "http://127.0.0.1:$PORT" >>"$FIGURES" \
-    2>"$WORK/grpo.log" || die "GRPO against the server failed (see $WORK/grpo.log)"
+  # TRL prints its logs to stdout too: the summary is the last line
+  "${LANE[@]}" grpo "$TINY" "$PACK" "$WORK/grpo" "http://127.0.0.1:$PORT" >"$WORK/grpo.out" \
+    2>"$WORK/grpo.log" || die "GRPO against the server failed (see $WORK/grpo.log, $WORK/grpo.out)"
+  tail -n 1 "$WORK/grpo.out" >>"$FIGURES"
 fi
 stop_server
 
