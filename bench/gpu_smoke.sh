@@ -46,7 +46,7 @@ PIDS=()
 cleanup() {
   local pid
   for pid in "${PIDS[@]:-}"; do
-    [[ -n "$pid" ]] && kill "$pid" 2>/dev/null || true
+    [[ -n "$pid" ]] && kill -- "$pid" 2>/dev/null || true
   done
 }
 trap cleanup EXIT
@@ -163,7 +163,10 @@ serve() { # MODEL_DIR: a vLLM server of MODEL_DIR (named so), left running; sets
   # PYTHONPATH: the side venv has no sandmle); CPU: one OpenMP thread (two spin on 2 cores)
   local threads=()
   [[ "$DEVICE" == cpu ]] && threads=(OMP_NUM_THREADS="${VLLM_THREADS:-1}")
-  env "${threads[@]}" VLLM_SERVER_DEV_MODE=1 VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
+  # its own process group (setsid), so stop_server ends the engine and worker processes too:
+  # they inherit the listening socket, and a survivor answers for the next server of the port
+  curl -s -o /dev/null "http://127.0.0.1:$SERVE_PORT/health" && die "port $SERVE_PORT is in use"
+  setsid env "${threads[@]}" VLLM_SERVER_DEV_MODE=1 VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
     VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}" PYTHONPATH="$ROOT" \
     "$VLLM_PYTHON" -m vllm.entrypoints.openai.api_server --model "$1" --served-model-name "$1" \
     --host 127.0.0.1 --port "$SERVE_PORT" --dtype "$VLLM_DTYPE" "${memory[@]}" --max-model-len 16384 \
@@ -171,13 +174,22 @@ serve() { # MODEL_DIR: a vLLM server of MODEL_DIR (named so), left running; sets
     --worker-extension-cls sandmle.vllm_worker.WeightReload \
     "${TEMPLATE_ARGS[@]}" >>"$WORK/vllm-serve.log" 2>&1 &
   SERVER_PID=$!
-  PIDS+=("$SERVER_PID")
-  wait_http "http://127.0.0.1:$SERVE_PORT/health" 900
+  PIDS+=("-$SERVER_PID")
+  local deadline=$((SECONDS + 900))
+  until curl -sf "http://127.0.0.1:$SERVE_PORT/health" >/dev/null 2>&1; do
+    kill -0 "$SERVER_PID" 2>/dev/null || die "the vLLM server of $1 exited (see $WORK/vllm-serve.log)"
+    ((SECONDS < deadline)) || die "no answer from the vLLM server after 900 s (see $WORK/vllm-serve.log)"
+    sleep 2
+  done
 }
 
-stop_server() {
-  kill "$SERVER_PID" 2>/dev/null || true
+stop_server() { # the whole group, then until the port is free
+  kill -- "-$SERVER_PID" 2>/dev/null || true
   wait "$SERVER_PID" 2>/dev/null || true
+  local deadline=$((SECONDS + 120))
+  while curl -s -o /dev/null "http://127.0.0.1:$SERVE_PORT/health" && ((SECONDS < deadline)); do
+    sleep 1
+  done
 }
 
 evaluate() { # MODEL_DIR LOG_NAME: inspect eval of the fixture tasks against MODEL_DIR

@@ -56,11 +56,15 @@ stage() { echo "[$(date +%T)] $*" >&2; }
 want() { [[ "$STAGES" == *",$1,"* ]]; }
 record() { echo "$1" >>"$FIGURES"; } # one JSON object per line, joined at the end
 
-stop_server() {
+stop_server() { # the whole group, then until the port is free
   if [[ -n "$SERVER_PID" ]]; then
-    kill "$SERVER_PID" 2>/dev/null || true
+    kill -- "-$SERVER_PID" 2>/dev/null || true
     wait "$SERVER_PID" 2>/dev/null || true
     SERVER_PID=""
+    local deadline=$((SECONDS + 120))
+    while curl -s -o /dev/null "http://127.0.0.1:$PORT/v1/models" && ((SECONDS < deadline)); do
+      sleep 1
+    done
   fi
 }
 trap stop_server EXIT
@@ -73,7 +77,10 @@ serve() { # MODEL_DIR NAME LOG [vLLM args...]: start a server and wait until it 
   # OMP_NUM_THREADS=1: on a shared machine two spinning OpenMP threads ran 0.2 tok/s, one ~4;
   # PYTHONPATH: the checkout, for the worker extension (sandmle/vllm_worker.py imports nothing
   # else of sandmle; the side venv has no sandmle)
-  VLLM_SERVER_DEV_MODE=1 VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
+  # its own process group (setsid): stop_server ends the engine and worker processes too
+  # (they inherit the listening socket; a survivor would answer for the next server)
+  curl -s -o /dev/null "http://127.0.0.1:$PORT/v1/models" && die "port $PORT is in use"
+  setsid env VLLM_SERVER_DEV_MODE=1 VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
     VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}" \
     OMP_NUM_THREADS="${VLLM_THREADS:-1}" PYTHONPATH="$ROOT" \
     "$VENV/bin/python" -m vllm.entrypoints.openai.api_server --model "$model" \
