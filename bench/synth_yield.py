@@ -9,8 +9,8 @@ the rejections, and wall seconds per accepted task (loaded machine: other jobs s
 Each finished slot is appended to ``--rows`` (JSON lines) as it comes back, so a long run
 can be summarized part-way (``--summarize ROWS``).
 
-Usage: python bench/synth_yield.py [--slots 20] [--workers 2] [--seeds a,b] [--out FILE]
-       [--rows FILE.jsonl] [--summarize FILE.jsonl]
+Usage: python bench/synth_yield.py [--slots 20] [--first-slot 0] [--workers 2] [--seeds a,b]
+       [--out FILE] [--rows FILE.jsonl] [--summarize FILE.jsonl]
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ def _slot(job: tuple[str, int, str]) -> dict:
     )
     return {
         "seed": seed_id,
+        "index": index,
         "accepted": outcome.task_id is not None,
         "attempts": attempts,
         "reasons": reasons,
@@ -81,6 +82,7 @@ def summarize(rows: list[dict]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slots", type=int, default=20)
+    parser.add_argument("--first-slot", type=int, default=0, help="extend an earlier run")
     parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 8))
     parser.add_argument("--seeds", default="")
     parser.add_argument("--out", type=Path, default=None)
@@ -95,7 +97,8 @@ def main() -> None:
     start = time.perf_counter()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        jobs = [(s, i, tmp) for i in range(args.slots) for s in seed_ids]
+        slots = range(args.first_slot, args.first_slot + args.slots)
+        jobs = [(s, i, tmp) for i in slots for s in seed_ids]
         with ProcessPoolExecutor(max_workers=args.workers) as pool:
             for future in as_completed([pool.submit(_slot, job) for job in jobs]):
                 rows.append(future.result())
