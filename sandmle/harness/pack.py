@@ -26,6 +26,12 @@ class PackTask(BaseModel):
     """The real competition whose structure the task keeps, if any."""
     baselines: dict[str, float | None] = Field(default_factory=dict)
     """Scores of the generator's baseline models (dummy, linear, strong, oracle)."""
+    attempts: int | None = None
+    """Attempts a generator made for this slot, the accepted one included."""
+    rejections: list[str] = Field(default_factory=list)
+    """Why each rejected attempt was turned down (``rule: reason``), in order."""
+    substitute_for: str | None = None
+    """The seed task the slot was meant for, where that family failed and ``seed_task`` took over."""
 
 
 class PackManifest(BaseModel):

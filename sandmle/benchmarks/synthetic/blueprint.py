@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-GENERATOR_VERSION = "0.4.0"
+GENERATOR_VERSION = "0.5.0"
 """Bumped whenever the same seed would give different bytes."""
 
 Modality = Literal["tabular", "text", "image", "time-series", "audio"]
@@ -113,6 +113,23 @@ class AdversarialNoise(BaseModel):
     """Share of rows with corrupted (x10) feature readings."""
 
 
+class Design(BaseModel):
+    """How a redrawn slot departs from the plain draw of its seed (:mod:`.redesign`).
+
+    A slot the gate rejects is tried again with this set from the rejections' reasons: what
+    decides the width of the medal bands, within the seed's structure.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    test_factor: float = Field(default=1.0, ge=1.0)
+    """Test rows (series, pages) times this: the test-set noise shrinks as 1/sqrt(rows)."""
+    noise_factor: float = Field(default=1.0, gt=0, le=1.0)
+    """Label noise times this: sharper labels."""
+    signal_factor: float = Field(default=1.0, ge=1.0)
+    """The rule's strength (``params["signal"]``, where the modality has one) times this."""
+
+
 class Blueprint(BaseModel):
     """The Data Strategist's output: everything but the data."""
 
@@ -140,6 +157,8 @@ class Blueprint(BaseModel):
     """Modality knobs (image size, series length, signal strength)."""
     form: list[str] = Field(default_factory=list)
     """The hidden rule's form: the term kinds the developer composes (empty: its own choice)."""
+    design: Design = Field(default_factory=Design)
+    """The redraw's adjustments, already applied to the sizes, noise and params above."""
 
 
 class TaskRequest(BaseModel):
@@ -153,3 +172,5 @@ class TaskRequest(BaseModel):
     """Seed task structure to keep."""
     entropy: list[int]
     """Pack seed, task index, attempt."""
+    design: Design = Field(default_factory=Design)
+    """Adjustments of a redrawn slot (default: the plain draw)."""

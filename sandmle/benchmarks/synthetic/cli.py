@@ -126,19 +126,24 @@ def generate(
         raise SandmleError(
             f"{len(failed)} slot(s) were rejected on every attempt (last reasons above)"
         )
+    from sandmle.benchmarks.synthetic.summary import summarize_pack, summary_lines
+
+    for line in summary_lines(summarize_pack(out)):
+        console.print(line, highlight=False)
 
 
 @synth_app.command()
 def check(
     directory: Annotated[Path, typer.Argument(help="A pack folder or one task folder.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Processes.")] = None,
 ) -> None:
     """Re-run the sanity checks; exit 1 when any task fails one."""
     if not directory.is_dir():
         raise SandmleError(f"{directory}: folder does not exist")
     from sandmle.benchmarks.synthetic.sanity import check_directory
 
-    results = check_directory(directory)
+    results = check_directory(directory, workers=workers)
     errors = {t: [f for f in fs if f.severity == "error"] for t, fs in results.items()}
     if as_json:
         payload = {t: [f.model_dump() for f in fs] for t, fs in results.items()}

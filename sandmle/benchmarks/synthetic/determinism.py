@@ -27,7 +27,7 @@ def regenerated_differences(root: Path) -> list[str]:
     backend = get_backend(bp.backend)
     if isinstance(backend, ReplayingBackend):
         return backend.replay_differences(root)
-    request = TaskRequest(index=bp.entropy[-2], dna=bp.dna, entropy=bp.entropy)
+    request = TaskRequest(index=bp.entropy[-2], dna=bp.dna, entropy=bp.entropy, design=bp.design)
     differences = [] if backend.strategist(request) == bp else [BLUEPRINT_FILE]
     with tempfile.TemporaryDirectory(prefix="sandmle-synth-") as tmp:
         again = Path(tmp) / bp.task_id

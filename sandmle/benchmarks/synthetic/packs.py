@@ -1,21 +1,20 @@
 """Packs of generated tasks: ``pack.yaml`` plus one competition folder per task.
 
 Tasks are generated in parallel processes; each is seeded from (secret, pack seed, index,
-attempt) only, so the bytes do not depend on the number of workers, their order or the
-output folder. The secret is stored in ``<pack>/generation/secret.txt`` (private side).
+attempt) only, so the bytes do not depend on the number of workers, their order, the output
+folder or whether the run was interrupted and resumed (:mod:`.slots`). The secret is stored
+in ``<pack>/generation/secret.txt`` (private side).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sandmle.benchmarks.synthetic.backends import check_backend_covers
 from sandmle.benchmarks.synthetic.blueprint import GENERATOR_VERSION, StructuralDNA
@@ -25,13 +24,28 @@ from sandmle.benchmarks.synthetic.pipeline import (
     TaskOutcome,
     generate_task,
 )
+from sandmle.benchmarks.synthetic.redesign import substitutes
 from sandmle.benchmarks.synthetic.sanity import Failure
-from sandmle.benchmarks.synthetic.secret import check_secret, new_secret, salt_words, write_secret
+from sandmle.benchmarks.synthetic.secret import (
+    SECRET_FILE,
+    check_secret,
+    new_secret,
+    read_secret,
+    salt_words,
+    write_secret,
+)
 from sandmle.benchmarks.synthetic.seeds import select_seeds
+from sandmle.benchmarks.synthetic.slots import (
+    SLOTS_DIR,
+    clear_unfinished,
+    load_outcomes,
+    run_jobs,
+    save_outcome,
+)
 from sandmle.benchmarks.synthetic.task_files import GENERATION_DIR, write_json
 from sandmle.benchmarks.synthetic.transfer import transfer_failures
 from sandmle.errors import SandmleError
-from sandmle.harness.pack import PackManifest, PackTask, write_manifest
+from sandmle.harness.pack import PACK_FILE, PackManifest, PackTask, write_manifest
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
@@ -40,6 +54,9 @@ TRANSFER_ROUNDS = 3
 """Times a task the rest of the pack already solves is regenerated before its slot is dropped."""
 SEED_DNA_FILE = "seed_dna.json"
 """The DNA a pack was generated from, when it was read from a seed's description."""
+SPEC_FILE = "spec.json"
+"""The spec (less its secret) of a run in progress: a resumed run must ask for the same."""
+REASON_CHARS = 160
 
 
 class PackSpec(BaseModel):
@@ -67,6 +84,10 @@ class PackSpec(BaseModel):
     """Salt of the generation seed (see ``secret``); a fresh random one when omitted."""
 
 
+SUBSTITUTE_STRIDE = 1000
+"""Attempt numbers of the k-th substitute seed start at k times this (disjoint entropies)."""
+
+
 @dataclass(frozen=True)
 class SlotJob:
     """One pack slot to generate (picklable: it crosses into a worker process)."""
@@ -78,10 +99,26 @@ class SlotJob:
     backend: str
     options: dict[str, Any] | None
     salt: list[int]
+    substitutes: tuple[StructuralDNA, ...] = ()
+    """Seeds of the same task type, tried in order only if every attempt on ``dna`` fails."""
 
     def run(self, first_attempt: int = 0) -> TaskOutcome:
+        outcome = self._generate(self.dna, first_attempt)
+        for k, other in enumerate(self.substitutes, start=1):
+            if outcome.task_id is not None:
+                break
+            again = self._generate(other, first_attempt + k * SUBSTITUTE_STRIDE)
+            for rejection in outcome.rejections:
+                rejection.seed_task = rejection.seed_task or outcome.seed_task
+            again.rejections = [*outcome.rejections, *again.rejections]
+            again.attempts += outcome.attempts
+            again.substitute_for = self.dna.seed_task
+            outcome = again
+        return outcome
+
+    def _generate(self, dna: StructuralDNA, first_attempt: int) -> TaskOutcome:
         return generate_task(
-            self.dna,
+            dna,
             self.index,
             self.seed,
             self.out,
@@ -101,85 +138,114 @@ def generate_pack(
     dna: StructuralDNA | None = None,
     model: str | Model | None = None,
 ) -> list[TaskOutcome]:
-    """Write the pack to ``out`` (which must be empty or absent); outcomes in index order.
+    """Write the pack to ``out`` (empty, absent, or a run of the same spec interrupted before
+    its ``pack.yaml``: then the finished slots are kept); outcomes in index order.
 
     Slots draw from the seed table (``spec``'s modalities and seed ids), or all from ``dna``
-    (a seed read from its own description, recorded in ``generation/seed_dna.json``).
-    ``model`` (an Inspect model or its name) plays the llm backend's roles instead of
-    ``spec.model``.
+    (a seed read from its own description, recorded in ``generation/seed_dna.json``). A slot
+    whose seed fails on every attempt goes to another seed of its task type (of ``spec``'s
+    modalities), recorded in ``pack.yaml``. ``model`` (an Inspect model or its name) plays
+    the llm backend's roles instead of ``spec.model``.
     """
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise SandmleError(f"{out}: output folder is not empty")
-    out.mkdir(parents=True, exist_ok=True)
-    seeds = [dna] if dna is not None else select_seeds(spec.modalities, spec.seed_ids)
-    check_backend_covers(spec.backend, seeds[: spec.n])
-    secret = spec.secret if spec.secret is not None else new_secret()
-    check_secret(secret)
-    write_secret(out, secret)
+    secret = _prepare_folder(spec, out)
     if dna is not None:
         write_json(dna, out / GENERATION_DIR / SEED_DNA_FILE)
+    seeds = [dna] if dna is not None else select_seeds(spec.modalities, spec.seed_ids)
+    pool = [] if dna is not None else select_seeds(spec.modalities)
+    check_backend_covers(spec.backend, seeds[: spec.n])
     model = model if model is not None else spec.model
     options = {"model": model} if model not in (None, "") else None
     salt = salt_words(secret)
-    jobs = [
-        SlotJob(seeds[i % len(seeds)], i, spec.seed, out, spec.backend, options, salt)
-        for i in range(spec.n)
-    ]
-    outcomes = _run(jobs, workers or min(os.cpu_count() or 1, 8), progress)
-    outcomes = _transfer_gate(out, jobs, outcomes)
+    jobs = []
+    for i in range(spec.n):
+        own = seeds[i % len(seeds)]
+        others = tuple(substitutes(own, pool)) if pool else ()
+        jobs.append(SlotJob(own, i, spec.seed, out, spec.backend, options, salt, others))
+    done = load_outcomes(out)
+    clear_unfinished(out, done.values())
+    todo = [(job, 0) for job in jobs if job.index not in done]
+    workers = workers or min(os.cpu_count() or 1, 8)
+    outcomes = run_jobs(todo, workers, progress, lambda o: save_outcome(out, o))
+    outcomes = sorted([*done.values(), *outcomes], key=lambda o: o.index)
+    outcomes = _transfer_gate(out, jobs, outcomes, workers, progress)
     write_manifest(_manifest(spec, outcomes), out)
+    shutil.rmtree(out / SLOTS_DIR, ignore_errors=True)
     return outcomes
 
 
+def _prepare_folder(spec: PackSpec, out: Path) -> str:
+    """Create ``out`` or check it holds an interrupted run of ``spec``; the pack's secret."""
+    spec_file = out / GENERATION_DIR / SPEC_FILE
+    recorded = spec.model_dump_json(exclude={"secret"}, indent=2) + "\n"
+    if out.exists() and any(out.iterdir()):
+        if (out / PACK_FILE).exists() or not spec_file.is_file():
+            raise SandmleError(f"{out}: output folder is not empty")
+        if spec_file.read_text(encoding="utf-8") != recorded:
+            raise SandmleError(f"{out}: holds an interrupted run of another pack spec")
+        secret = read_secret(out / SECRET_FILE)
+        if spec.secret is not None and spec.secret != secret:
+            raise SandmleError(f"{out}: holds an interrupted run with another secret")
+        return secret
+    secret = spec.secret if spec.secret is not None else new_secret()
+    check_secret(secret)
+    out.mkdir(parents=True, exist_ok=True)
+    write_secret(out, secret)
+    spec_file.write_text(recorded, encoding="utf-8")
+    return secret
+
+
 def _transfer_gate(
-    out: Path, jobs: list[SlotJob], outcomes: list[TaskOutcome]
+    out: Path, jobs: list[SlotJob], outcomes: list[TaskOutcome], workers: int, progress: bool
 ) -> list[TaskOutcome]:
-    """Regenerate the tasks the rest of the pack already solves; drop them after a few rounds."""
+    """Regenerate the tasks the rest of the pack already solves; after a few rounds their
+    slots go to a seed of their task type the gate does not group with them."""
     for round_ in range(TRANSFER_ROUNDS + 1):
         failures = transfer_failures(out, [o.task_id for o in outcomes if o.task_id])
         if not failures:
             break
+        reruns = []
         for outcome in [o for o in outcomes if o.task_id in failures]:
             reason = failures[str(outcome.task_id)]
             shutil.rmtree(out / str(outcome.task_id))
             rejected = Rejection(
-                attempt=-1, entropy=[], failures=[Failure(rule="transfer", reason=reason)]
+                attempt=-1,
+                entropy=[],
+                failures=[Failure(rule="transfer", reason=reason)],
+                seed_task=outcome.seed_task,
             )
-            if round_ == TRANSFER_ROUNDS:  # still solved by the others: the slot stays empty
-                outcome.task_id, outcome.baselines = None, {}
-                outcome.rejections.append(rejected)
-                continue
-            again = jobs[outcome.index].run(first_attempt=MAX_ATTEMPTS * (round_ + 1))
-            again.rejections = [*outcome.rejections, rejected, *again.rejections]
-            outcomes[outcome.index] = again
+            outcome.rejections.append(rejected)
+            job = jobs[outcome.index]
+            if round_ == TRANSFER_ROUNDS:  # still solved by the others: another family
+                job = replace(job, dna=_outside_transfer(job), substitutes=())
+            reruns.append((job, MAX_ATTEMPTS * (round_ + 1)))
+        for again in run_jobs(reruns, workers, progress, lambda o: None, "regenerating"):
+            before = outcomes[again.index]
+            again.rejections = [*before.rejections, *again.rejections]
+            again.attempts += before.attempts
+            if again.seed_task != jobs[again.index].dna.seed_task:
+                again.substitute_for = jobs[again.index].dna.seed_task
+            outcomes[again.index] = again
     return outcomes
 
 
-def _run(jobs: list[SlotJob], workers: int, progress: bool) -> list[TaskOutcome]:
-    columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    outcomes: list[TaskOutcome] = []
-    with Progress(*columns, disable=not progress) as bar:
-        task = bar.add_task("tasks", total=len(jobs))
-        if workers <= 1:
-            for job in jobs:
-                outcomes.append(job.run())
-                bar.advance(task)
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                for outcome in pool.map(_generate, jobs, chunksize=1):
-                    outcomes.append(outcome)
-                    bar.advance(task)
-    return sorted(outcomes, key=lambda o: o.index)
-
-
-def _generate(job: SlotJob) -> TaskOutcome:
-    return job.run()
+def _outside_transfer(job: SlotJob) -> StructuralDNA:
+    """A substitute the transfer gate does not compare with the slot's modality."""
+    others = [s for s in job.substitutes if s.modality != job.dna.modality]
+    return (others or list(job.substitutes) or [job.dna])[0]
 
 
 def _manifest(spec: PackSpec, outcomes: list[TaskOutcome]) -> PackManifest:
     tasks = [
-        PackTask(id=o.task_id, modality=o.modality, seed_task=o.seed_task, baselines=o.baselines)
+        PackTask(
+            id=o.task_id,
+            modality=o.modality,
+            seed_task=o.seed_task,
+            baselines=o.baselines,
+            attempts=o.attempts,
+            rejections=[_reason(r) for r in o.rejections],
+            substitute_for=o.substitute_for,
+        )
         for o in outcomes
         if o.task_id is not None
     ]
@@ -190,6 +256,13 @@ def _manifest(spec: PackSpec, outcomes: list[TaskOutcome]) -> PackManifest:
         generator_version=GENERATOR_VERSION,
         tasks=tasks,
     )
+
+
+def _reason(rejection: Rejection) -> str:
+    """One line per rejected attempt: its first failed rule and why."""
+    first = rejection.failures[0] if rejection.failures else None
+    text = f"{first.rule}: {first.reason}" if first else "rejected"
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
 
 
 def regenerate_into(spec: PackSpec, final: Path, workers: int | None = None) -> None:

@@ -1,7 +1,8 @@
 """One task, end to end: the four roles, the files, the artifacts and the sanity gate.
 
-A pack slot is tried with successive sub-seeds until an attempt passes the sanity gate; the
-folder layout is :mod:`.task_files`'.
+A pack slot is tried with successive sub-seeds until an attempt passes the sanity gate, each
+retry with a design widened from the last rejection's reasons (:mod:`.redesign`); the folder
+layout is :mod:`.task_files`'.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from sandmle.benchmarks.synthetic.artifacts import PublicData
 from sandmle.benchmarks.synthetic.backend import GeneratorBackend
 from sandmle.benchmarks.synthetic.backends import get_backend
 from sandmle.benchmarks.synthetic.baselines import BASELINES, BaselineScores
-from sandmle.benchmarks.synthetic.blueprint import Blueprint, StructuralDNA, TaskRequest
+from sandmle.benchmarks.synthetic.blueprint import Blueprint, Design, StructuralDNA, TaskRequest
 from sandmle.benchmarks.synthetic.mlops import Ladder, NoisyMilestones, bootstrap_ladder
+from sandmle.benchmarks.synthetic.redesign import next_design
 from sandmle.benchmarks.synthetic.sanity import Failure, check_task
 from sandmle.benchmarks.synthetic.streams import BOOTSTRAP, role_rng
 from sandmle.benchmarks.synthetic.task_files import (
@@ -53,6 +55,10 @@ class Rejection(BaseModel):
     attempt: int
     entropy: list[int]
     failures: list[Failure]
+    design: Design = Field(default_factory=Design)
+    """The design the attempt was drawn with."""
+    seed_task: str | None = None
+    """The seed it was drawn from, where the slot went to a substitute later."""
 
 
 class TaskOutcome(BaseModel):
@@ -67,6 +73,10 @@ class TaskOutcome(BaseModel):
     modality: str
     baselines: dict[str, float | None] = Field(default_factory=dict)
     rejections: list[Rejection] = Field(default_factory=list)
+    attempts: int = 0
+    """Attempts made (the accepted one included), over every seed the slot tried."""
+    substitute_for: str | None = None
+    """The seed of the slot's own family, where its every attempt was rejected."""
 
 
 def competition_config(
@@ -157,16 +167,20 @@ def generate_task(
     backend = get_backend(backend_name, **(backend_options or {}))
     outcome = TaskOutcome(index=index, seed_task=dna.seed_task, modality=dna.modality)
     staging = out_root / f".staging-{index:03d}"
+    design = Design()
     for attempt in range(first_attempt, first_attempt + max_attempts):
         entropy = [*(salt or []), seed, index, attempt]
         shutil.rmtree(staging, ignore_errors=True)
-        root, failures = _attempt(
-            TaskRequest(index=index, dna=dna, entropy=entropy), backend, staging
-        )
+        request = TaskRequest(index=index, dna=dna, entropy=entropy, design=design)
+        root, failures = _attempt(request, backend, staging)
+        outcome.attempts += 1
         if root is not None and not failures:
             _accept(root, out_root, outcome)
             break
-        outcome.rejections.append(Rejection(attempt=attempt, entropy=entropy, failures=failures))
+        outcome.rejections.append(
+            Rejection(attempt=attempt, entropy=entropy, failures=failures, design=design)
+        )
+        design = next_design(design, {f.rule for f in failures})
     shutil.rmtree(staging, ignore_errors=True)
     return outcome
 

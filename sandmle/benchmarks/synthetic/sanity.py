@@ -7,8 +7,10 @@ that crashes on a broken task is itself reported as that rule's failure.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Literal
 
@@ -284,12 +286,17 @@ def _column_mismatches(path: Path, listed: list[str]) -> list[str]:
     ]
 
 
-def check_directory(root: Path) -> dict[str, list[Failure]]:
-    """Failures per task for a pack folder (or a single task folder)."""
+def check_directory(root: Path, workers: int | None = None) -> dict[str, list[Failure]]:
+    """Failures per task for a pack folder (or a single task folder), tasks checked in
+    ``workers`` processes (default: one per core, at most 8)."""
     root = Path(root)
     if (root / "competition.yaml").is_file():
         return {root.name: check_task(root)}
     tasks = sorted(p for p in root.iterdir() if (p / "competition.yaml").is_file())
     if not tasks:
         raise SandmleError(f"{root}: no task folders (*/competition.yaml) found")
-    return {task.name: check_task(task) for task in tasks}
+    workers = min(workers or os.cpu_count() or 1, 8, len(tasks))
+    if workers <= 1:
+        return {task.name: check_task(task) for task in tasks}
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return dict(zip([t.name for t in tasks], pool.map(check_task, tasks), strict=True))

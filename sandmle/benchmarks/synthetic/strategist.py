@@ -18,15 +18,16 @@ from sandmle.benchmarks.synthetic.planning import (
     draw_size,
     new_blueprint,
 )
+from sandmle.benchmarks.synthetic.redesign import apply_design
 from sandmle.benchmarks.synthetic.streams import STRATEGIST, role_rng
 
 
 def plan(request: TaskRequest, backend: str = "procedural") -> Blueprint:
     """Draw a mutated domain, adversarial noise and a size for the seed's structure."""
     own = modality_of(request.dna).plan
-    if own is not None:  # e.g. seq2seq and image-to-image plan their own sizes and names
-        return own(request, backend)
-    return generic_plan(request, backend)
+    # e.g. seq2seq and image-to-image plan their own sizes and names
+    bp = own(request, backend) if own is not None else generic_plan(request, backend)
+    return apply_design(bp, request.design)  # a redrawn slot's wider design, after every draw
 
 
 def generic_plan(request: TaskRequest, backend: str) -> Blueprint:

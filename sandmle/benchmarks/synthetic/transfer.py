@@ -44,11 +44,17 @@ def transfer_failures(pack: Path, task_ids: list[str]) -> dict[str, str]:
             groups.setdefault(bp.dna.modality, []).append((task_id, bp, data))
     failures: dict[str, str] = {}
     for modality, members in groups.items():
+        if len(members) < 2:
+            continue
+        # each member's features once (not once per other task: a large pack has hundreds)
+        train = [_inputs(modality, bp, data, data.train) for _, bp, data in members]
+        test = [_inputs(modality, bp, data, data.test) for _, bp, data in members]
+        labels = [tg.encode_train_targets(bp, data.train) for _, bp, data in members]
         for i, (task_id, bp, data) in enumerate(members):
-            others = [m for j, m in enumerate(members) if j != i]
-            if not others:
-                continue
-            proba = _transfer_predict(modality, others, bp, data)
+            others = [j for j in range(len(members)) if j != i]
+            proba = _transfer_predict(
+                modality, [train[j] for j in others], [labels[j] for j in others], test[i]
+            )
             competition = load_competition(pack / task_id)
             canon = np.column_stack([1 - proba, proba])
             frame = tg.submission_frame(bp, data.test[bp.domain.id_column], canon)
@@ -61,23 +67,30 @@ def transfer_failures(pack: Path, task_ids: list[str]) -> dict[str, str]:
     return failures
 
 
+Inputs = pd.Series | np.ndarray
+"""A task's texts (text) or its shared-feature matrix (images, audio)."""
+
+
+def _inputs(modality: str, bp: Blueprint, data: PublicData, frame: pd.DataFrame) -> Inputs:
+    return _texts(bp, frame) if modality == "text" else _matrix(modality, bp, data, frame)
+
+
 def _transfer_predict(
-    modality: str, others: list[Member], bp: Blueprint, data: PublicData
+    modality: str, train: list[Inputs], labels: list[np.ndarray], target: Inputs
 ) -> np.ndarray:
     """P(positive) for this task's test rows, from a model fit on the others' training rows."""
-    y = np.concatenate([tg.encode_train_targets(b, other.train) for _, b, other in others])
+    y = np.concatenate(labels)
     if modality == "text":
         vectorizer = TfidfVectorizer(min_df=2)
-        texts = pd.concat([_texts(b, other.train) for _, b, other in others], ignore_index=True)
-        x, target = vectorizer.fit_transform(texts), vectorizer.transform(_texts(bp, data.test))
+        texts = pd.concat([pd.Series(t) for t in train], ignore_index=True)
+        x, rows = vectorizer.fit_transform(texts), vectorizer.transform(pd.Series(target))
     else:
-        x = np.vstack([_matrix(modality, b, other, other.train) for _, b, other in others])
-        target = _matrix(modality, bp, data, data.test)
+        x, rows = np.vstack(train), target
     model = make_pipeline(
         StandardScaler(with_mean=modality != "text"), LogisticRegression(max_iter=1000)
     )
     model.fit(x, y)
-    return model.predict_proba(target)[:, 1]
+    return model.predict_proba(rows)[:, 1]
 
 
 def _texts(bp: Blueprint, frame: pd.DataFrame) -> pd.Series:

@@ -34,6 +34,10 @@ def test_generate_then_check(tmp_path: Path):
     )
     assert result.exit_code == 0, result.output
     assert "wrote 2 task(s)" in result.output
+    # no terminal here: plain progress lines, then the distinct tasks and the difficulty
+    assert "generating: 2 slot(s)" in result.output
+    assert "distinct tasks (rule signature x domain x task type): 2 of 2" in result.output
+    assert "time-series" in result.output.split("difficulty (medians)")[1]
     result = runner.invoke(synth_app, ["check", str(out), "--json"])
     assert result.exit_code == 0
     payload = json.loads(result.output)

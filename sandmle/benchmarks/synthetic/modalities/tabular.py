@@ -86,9 +86,11 @@ def _targets(
 def regression_values(
     bp: Blueprint, z: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Values in domain units; positive targets are log-normal around the rule."""
+    """Values in domain units; positive targets are log-normal around the rule. A redrawn
+    design may scale the noise down (``params["noise_scale"]``, see :mod:`..redesign`)."""
     scale = rng.uniform(5, 50, z.shape[1])
-    noise = rng.standard_normal(z.shape) * (0.25 + bp.noise.label_noise)
+    spread = (0.25 + bp.noise.label_noise) * float(bp.params.get("noise_scale", 1.0))
+    noise = rng.standard_normal(z.shape) * spread
     if bp.dna.positive:
         mean = scale * np.exp(0.6 * z)
         return np.round(mean * np.exp(0.6 * noise), 3), mean
