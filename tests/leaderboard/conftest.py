@@ -152,8 +152,11 @@ CHAOS_RATES = {
     "syntax_error": 4.0,
     "crash": 1.0,
 }  # fmt: skip
-"""Code replies that do not compile or that crash when run: at seed 0 node 0 is refused three
-times and nodes 1 and 2 crash (``test_chaos_log_holds_refusals_and_crashes`` checks it)."""
+"""Code replies that do not compile or that crash when run: at seed ``CHAOS_SEED`` node 0 is refused
+three times and node 1 crashes (``test_chaos_log_holds_refusals_and_crashes`` checks it). Chaos
+draws each reply from a hash of the conversation, so a change to the AIDE prompts redraws them:
+then pick the first seed for which that test passes again."""
+CHAOS_SEED = 2
 
 
 @pytest.fixture(scope="session")
@@ -163,7 +166,7 @@ def chaos_log_dir(tmp_path_factory: pytest.TempPathFactory, pack_dir: Path) -> P
     [log] = inspect_eval(
         synthetic(pack=str(pack_dir), tasks="bike-rentals"),
         model="sandmle/chaos",
-        model_args={"seed": 0, **CHAOS_RATES},
+        model_args={"seed": CHAOS_SEED, **CHAOS_RATES},
         solver=aide(steps=3, num_drafts=2),
         log_dir=str(logs),
         display="none",

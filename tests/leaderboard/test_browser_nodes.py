@@ -93,10 +93,19 @@ def _open_sample(page: object, url: str, row: pd.Series) -> None:
     tree.wait_for(timeout=90_000)
 
 
-def _pick_node(page: object, label: str) -> None:
+def _pick_node(page: object, label: str, tries: int = 6) -> None:
+    """Open the node picker and choose ``label``; a rerun still landing (the page keeps loading
+    after the tree shows) closes an open list, so the list is opened again until it stays."""
     picker = page.get_by_test_id("stSelectbox").filter(has_text="Node (or click")  # type: ignore[attr-defined]
-    picker.get_by_role("button", name="Open").click()
     option = page.locator("[role='option']").filter(has_text=label).first  # type: ignore[attr-defined]
+    for _ in range(tries - 1):
+        picker.get_by_role("button", name="Open").click()
+        try:
+            option.click(timeout=5_000)
+            return
+        except playwright.TimeoutError:
+            page.keyboard.press("Escape")  # type: ignore[attr-defined]
+    picker.get_by_role("button", name="Open").click()
     option.click()
 
 
