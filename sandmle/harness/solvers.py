@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
+from pathlib import Path
+from types import TracebackType
 
+from inspect_ai.model import Model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, sandbox, store
 
@@ -34,9 +38,32 @@ def sample_setup() -> Solver:
     return solve
 
 
+_MODEL_FILE = Path(inspect.getfile(Model)).resolve()
+
+
+def raised_in_model_call(exc: BaseException) -> bool:
+    """Whether ``exc`` came out of Inspect's ``Model.generate`` (a provider or policy failure).
+
+    Read from the traceback: providers raise their own exception types (openai, httpx, ...),
+    with no common base, but every one of them passes through ``Model.generate``.
+    """
+    tb: TracebackType | None = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name in ("generate", "_generate") and Path(code.co_filename) == _MODEL_FILE:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 @solver
 def guard(inner: Solver) -> Solver:
-    """Run ``inner``; if it crashes, end the sample (it is still scored) instead of the eval."""
+    """Run ``inner``; if it crashes, end the sample (it is still scored) instead of the eval.
+
+    A failed model call is not the agent's crash: it becomes a ``BackendError``, so Inspect
+    records a sample error instead of scoring the agent's unfinished work (a provider's HTTP 400
+    would otherwise read as the agent's 0).
+    """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         try:
@@ -46,6 +73,8 @@ def guard(inner: Solver) -> Solver:
         except BackendError:
             raise  # not the agent's fault: the sample errors instead of scoring 0
         except Exception as exc:  # noqa: BLE001 - an agent's crash must not end the eval
+            if raised_in_model_call(exc):
+                raise BackendError(f"model call failed: {type(exc).__name__}: {exc}") from exc
             logger.warning("agent crashed on %s: %s", state.sample_id, exc)
             store().set(AGENT_ERROR_KEY, f"{type(exc).__name__}: {exc}")
             state.completed = True

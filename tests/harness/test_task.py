@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
+from inspect_ai.model import ModelAPI, ModelOutput, modelapi
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
@@ -104,6 +105,39 @@ def test_no_submission_is_scored_invalid_not_dropped(pack: Path, tmp_path: Path)
 
 def _crash_guarded() -> Solver:
     return guard(_crash())
+
+
+@modelapi(name="sandmle_test_failing")
+class _FailingProvider(ModelAPI):
+    """A provider whose every call fails, as a vLLM server without tool-call parsing does."""
+
+    async def generate(self, input, tools, tool_choice, config) -> ModelOutput:  # type: ignore[no-untyped-def]
+        raise RuntimeError("HTTP 400: auto tool choice requires --enable-auto-tool-choice")
+
+
+def test_a_failed_model_call_is_a_sample_error_not_the_agents_zero(
+    pack: Path, tmp_path: Path
+) -> None:
+    from sandmle.scaffolds.react import react
+
+    (log,) = inspect_eval(
+        synthetic(pack=str(pack), tasks="plant-watering"),
+        model="sandmle_test_failing/model",
+        solver=react(),
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        fail_on_error=False,
+    )
+    (sample,) = log.samples or []
+    assert sample.error is not None and "model call failed" in sample.error.message
+    assert "HTTP 400" in sample.error.message
+    assert not sample.scores  # not graded: the agent never got to work
+
+
+def test_an_agent_crash_outside_the_model_is_still_scored(pack: Path, tmp_path: Path) -> None:
+    log = _run(pack, _crash_guarded(), tmp_path, tasks="plant-watering")
+    (sample,) = log.samples or []
+    assert sample.error is None and sample.scores
 
 
 def test_task_selection_and_split_file(pack: Path, tmp_path: Path) -> None:
