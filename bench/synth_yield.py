@@ -9,8 +9,13 @@ the rejections, and wall seconds per accepted task (loaded machine: other jobs s
 Each finished slot is appended to ``--rows`` (JSON lines) as it comes back, so a long run
 can be summarized part-way (``--summarize ROWS``).
 
+A generated pack holds the same records (``generation/slots/*.json``: attempts and each
+rejection's rule), so ``--pack DIR`` gives the table of a real ``synth generate`` run, each slot
+counted under the seed family it was drawn for (a substituted slot under the family that
+failed it); its seconds are the pack's wall time per task, not per family.
+
 Usage: python bench/synth_yield.py [--slots 20] [--first-slot 0] [--workers 2] [--seeds a,b]
-       [--out FILE] [--rows FILE.jsonl] [--summarize FILE.jsonl]
+       [--out FILE] [--rows FILE.jsonl] [--summarize FILE.jsonl] [--pack DIR]
 """
 
 from __future__ import annotations
@@ -52,6 +57,28 @@ def _slot(job: tuple[str, int, str]) -> dict:
     }
 
 
+def pack_rows(pack: Path) -> list[dict]:
+    """One row per slot of a generated pack, from its ``generation/slots`` records."""
+    rows = []
+    for path in sorted((pack / "generation" / "slots").glob("*.json")):
+        slot = json.loads(path.read_text(encoding="utf-8"))
+        family = slot.get("substitute_for") or slot["seed_task"]
+        rows.append(
+            {
+                "seed": family,
+                "index": slot["index"],
+                "accepted": slot.get("task_id") is not None,
+                "attempts": slot["attempts"],
+                "reasons": [r["failures"][0]["rule"] for r in slot["rejections"] if r["failures"]],
+                "seconds": None,
+                "substituted": slot.get("substitute_for") is not None,
+            }
+        )
+    if not rows:
+        raise SystemExit(f"error: no slot records under {pack}/generation/slots")
+    return rows
+
+
 def summarize(rows: list[dict]) -> dict:
     by_seed: dict[str, list[dict]] = {}
     for row in rows:
@@ -68,7 +95,7 @@ def summarize(rows: list[dict]) -> dict:
             "attempts_per_task": round(sum(s["attempts"] for s in slots) / len(slots), 2),
             "max_attempts": max(s["attempts"] for s in slots),
             "rejection_shares": {k: round(v / total, 2) for k, v in reasons.most_common()},
-            "seconds_per_task": round(sum(s["seconds"] for s in slots) / max(len(accepted), 1), 1),
+            "seconds_per_task": _seconds(slots, len(accepted)),
             "substituted": sum(s["substituted"] for s in slots),
         }
     worst = max(table.values(), key=lambda t: t["attempts_per_task"])
@@ -77,6 +104,12 @@ def summarize(rows: list[dict]) -> dict:
         "worst_attempts_per_task": worst["attempts_per_task"],
         "aim": "no seed family above 3 attempts per accepted task",
     }
+
+
+def _seconds(slots: list[dict], accepted: int) -> float | None:
+    if any(s["seconds"] is None for s in slots):
+        return None  # a pack's records carry no per-slot time
+    return round(sum(s["seconds"] for s in slots) / max(accepted, 1), 1)
 
 
 def main() -> None:
@@ -88,7 +121,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--rows", type=Path, default=None)
     parser.add_argument("--summarize", type=Path, default=None)
+    parser.add_argument("--pack", type=Path, default=None, help="summarize a generated pack")
     args = parser.parse_args()
+    if args.pack:
+        result = summarize(pack_rows(args.pack))
+        result["slots_per_seed_min"] = min(t["slots"] for t in result["seeds"].values())
+        print(json.dumps(result, indent=2))
+        return
     if args.summarize:
         lines = args.summarize.read_text(encoding="utf-8").splitlines()
         print(json.dumps(summarize([json.loads(line) for line in lines if line]), indent=2))
