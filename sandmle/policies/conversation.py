@@ -11,6 +11,7 @@ from typing import Any
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
+    ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
     ModelOutput,
@@ -32,11 +33,16 @@ class ToolRun:
     output: str
 
 
+def prompt_texts(messages: list[ChatMessage]) -> list[str]:
+    """The prompts a model was sent, in order: system and user messages (the tree scaffolds
+    send each operator prompt as the system message, as aideml and aira-dojo do)."""
+    return [m.text for m in messages if isinstance(m, ChatMessageSystem | ChatMessageUser)]
+
+
 def last_user_text(messages: list[ChatMessage]) -> str:
-    for message in reversed(messages):
-        if isinstance(message, ChatMessageUser):
-            return message.text
-    return ""
+    """The latest prompt (user or system message)."""
+    texts = prompt_texts(messages)
+    return texts[-1] if texts else ""
 
 
 def first_user_text(messages: list[ChatMessage]) -> str:

@@ -9,7 +9,7 @@ from the run's output. It is a baseline, not an agent: it never looks at scores 
 
 from __future__ import annotations
 
-from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig, ModelOutput
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolInfo
 
 from sandmle.policies.automl import DEFAULT_LEVEL, LEVEL_NAMES, automl_code, parse_metric
@@ -21,6 +21,7 @@ from sandmle.policies.conversation import (
     finish,
     first_user_text,
     json_actions,
+    prompt_texts,
     reply,
     run_text,
     sample_submission_path,
@@ -53,9 +54,9 @@ def heuristic_policy(
 
 
 def operator_prompt(messages: list[ChatMessage]) -> str:
-    """The latest user message that is an operator prompt (a repair request refers back to
-    it), else the latest user message."""
-    users = [m.text for m in messages if isinstance(m, ChatMessageUser)]
+    """The latest prompt that is an operator prompt (a repair request refers back to it), else
+    the latest prompt (system or user message)."""
+    users = prompt_texts(messages)
     for text in reversed(users):
         if pf.operator_of(text) is not None:
             return text

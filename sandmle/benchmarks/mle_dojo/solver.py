@@ -122,7 +122,8 @@ def dojo(
     score_feedback: bool = False,
     variant: Variant = "mle-dojo",
 ) -> Solver:
-    """MLE-Dojo's action loop (five actions) on Inspect's react agent, crash-guarded.
+    """MLE-Dojo's agent loop (JSON-text actions; or tool calls on Inspect's react agent),
+    crash-guarded.
 
     Args:
         max_steps: Actions before the loop ends (mle-dojo 10, sandmle 30).

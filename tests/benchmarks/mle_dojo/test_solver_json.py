@@ -89,13 +89,16 @@ def test_a_fixed_reply_is_acted_on_and_the_budget_follows_each_result(
     results = users[1:]
     assert len(results) == 5 and '"data": {"data_path": "/home/data"}' in results[0]
     assert all(
-        f"You still have {n} actions available." in r for n, r in zip((4, 3, 2, 1, 0), results)
+        f"You still have {n} actions available." in r
+        for n, r in zip((4, 3, 2, 1, 0), results, strict=True)
     )
     assert all("seconds left." in r for r in results)
     assert results[3].startswith("Your last action failed:")  # the broken submission
     assert results[4].startswith("Your last action failed:") and "CodeSyntaxError" in results[4]
     rewards = sample.store[REWARDS_KEY]
-    assert len(rewards) == 2 and rewards[1] == 0.0
+    # the sample submission's position score on spooky is 0 (as test_solver shows), not its
+    # raw log-loss; the broken submission's reward is 0
+    assert rewards == [0.0, 0.0]
     value = sample.scores["medal_scorer"].value
     assert value["valid_submission"] == 1.0  # the first execute_code, not the broken last one
     configs = [e.config for e in sample.events if e.event == "model"]
@@ -110,3 +113,11 @@ def test_the_run_takes_mle_dojos_ten_actions_by_default(dojo_dir: Path, tmp_path
     assert sample.store[END_KEY] == "steps"
     assert len(_users(sample)) == 11  # the opening message and 10 results
     assert "You still have 0 actions available." in _users(sample)[-1]
+
+
+@needs_bwrap
+def test_validate_code_never_leaves_a_submission(dojo_dir: Path, tmp_path: Path) -> None:
+    """``validate_code`` deletes any submission file (mledojo/gym/interface.py:301-306)."""
+    sample = _run(dojo_dir, tmp_path, [_json("validate_code", code=COPY_SAMPLE)], max_steps=1)
+    assert '"status": "SUCCESS"' in _users(sample)[1]
+    assert sample.scores["medal_scorer"].value["valid_submission"] == 0.0
