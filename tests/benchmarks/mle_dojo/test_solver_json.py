@@ -32,6 +32,7 @@ def test_an_action_is_read_as_mle_dojos_agent_reads_it() -> None:
         "",  # empty
         "I will train a model.",  # prose
         _json("get_history"),  # an environment action, not the agent's (agent.py:190)
+        _json("get_history", code="print(1)"),  # also with a param the agent's actions take
         json.dumps({"action": "execute_code", "params": {"code": "1"}, "why": "x"}),  # extra key
         _json("execute_code", script="1"),  # wrong param
         json.dumps({"action": "validate_code", "params": {"code": 1}}),  # code not a string
