@@ -169,10 +169,9 @@ def dojo(
 
 def json_solver(steps: int, command_timeout: int, score_feedback: bool) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        state = await json_loop(
+        # every action leaves the best executed submission in place (tools.hand_in_best)
+        return await json_loop(
             state, steps, command_timeout, score_feedback, MLE_DOJO_SAMPLING, SUBMISSION_PATH
         )
-        await hand_in_best()
-        return state
 
     return solve
