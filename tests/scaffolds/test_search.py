@@ -185,8 +185,9 @@ def test_aira_library_notes_stand_where_aira_dojo_has_them():
     made = prompts()
     aira_debug = AiraPrompter(PromptParts(TASK))("debug", [node(2, parent=0, bug=True)],
                                                 journal(node(0), node(2, parent=0, bug=True)), ENV)  # fmt: skip
-    for operator in ("improve", "crossover"):
-        rules = section(made[operator], INSTRUCTIONS_SECTION)
+    aira_draft = AiraPrompter(PromptParts(TASK))("draft", [], journal(node(0)), ENV)
+    for prompt in (made["improve"], made["crossover"], aira_draft):
+        rules = section(prompt, INSTRUCTIONS_SECTION)
         assert all(tip in rules for tip in LIBRARY_TIPS)
     assert all(t in section(aira_debug, INSTRUCTIONS_SECTION) for t in DEBUG_TIPS)
     assert LIBRARY_TIPS[0] not in aira_debug
