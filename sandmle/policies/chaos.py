@@ -11,8 +11,8 @@ crashes (a ``KeyError`` with a real traceback), prose only, an empty reply, a ``
 stop mid-code, a very long reply, or a raised provider error.
 Reviews: an honest ``submit_review`` call, the review as JSON text, a call with missing fields,
 a hallucinated metric, arguments that are not valid JSON, prose, or a provider error.
-Tool loops (ReAct, MLE-Dojo): the heuristic's next action, prose without a tool call, an
-empty reply, a call with wrong argument names, or a long rambling reply.
+Tool loops (ReAct, MLE-Dojo, also its JSON-text actions): the heuristic's next action, prose
+without an action, an empty reply, an action with wrong argument names, or a long rambling reply.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from inspect_ai.tool import ToolInfo
 
 from sandmle.errors import SandmleError
 from sandmle.policies.base import Policy
-from sandmle.policies.conversation import RUN_TOOLS, call, reply, tool_names
+from sandmle.policies.conversation import RUN_TOOLS, call, json_actions, reply, tool_names
 from sandmle.policies.heuristic import heuristic_policy
 from sandmle.scaffolds import prompt_format as pf
 
@@ -100,7 +100,7 @@ def answer(
     names = tool_names(tools)
     if pf.REVIEW_TOOL in names:
         return review_reply(pick(rng, weights, REVIEW_MODES), messages, tools, rng)
-    if names & set(RUN_TOOLS):
+    if names & set(RUN_TOOLS) or json_actions(messages, tools):
         return tool_reply(pick(rng, weights, TOOL_MODES), messages, tools)
     return code_reply(pick(rng, weights, CODE_MODES), messages, tools, rng)
 
@@ -217,6 +217,8 @@ def tool_reply(mode: str, messages: list[ChatMessage], tools: list[ToolInfo]) ->
         return reply(MODEL, "I will now train a gradient boosting model on the data.")
     if mode == "tool_empty":
         return reply(MODEL, "")
+    if mode == "wrong_args" and not tools:  # a JSON-text action with the wrong params
+        return reply(MODEL, json.dumps({"action": "execute_code", "params": {"script": "1"}}))
     if mode == "wrong_args":
         name = sorted(tool_names(tools) & set(RUN_TOOLS))[0]
         return call(MODEL, name, {"script": "print('hello')"}, "Running a quick check.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from typing import Any
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
+    ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
     ModelOutput,
@@ -31,11 +33,16 @@ class ToolRun:
     output: str
 
 
+def prompt_texts(messages: list[ChatMessage]) -> list[str]:
+    """The prompts a model was sent, in order: system and user messages (the tree scaffolds
+    send each operator prompt as the system message, as aideml and aira-dojo do)."""
+    return [m.text for m in messages if isinstance(m, ChatMessageSystem | ChatMessageUser)]
+
+
 def last_user_text(messages: list[ChatMessage]) -> str:
-    for message in reversed(messages):
-        if isinstance(message, ChatMessageUser):
-            return message.text
-    return ""
+    """The latest prompt (user or system message)."""
+    texts = prompt_texts(messages)
+    return texts[-1] if texts else ""
 
 
 def first_user_text(messages: list[ChatMessage]) -> str:
@@ -45,8 +52,50 @@ def first_user_text(messages: list[ChatMessage]) -> str:
     return ""
 
 
+JSON_ACTION_FORMAT = re.compile(r'"action"\s*:\s*"execute_code"')
+"""A prompt that asks for actions as JSON text (MLE-Dojo's agent loop) shows this format."""
+
+
+def json_actions(messages: list[ChatMessage], tools: list[ToolInfo]) -> bool:
+    """Whether the loop wants actions written as JSON text: no tools, and the format shown."""
+    return not tools and bool(JSON_ACTION_FORMAT.search(first_user_text(messages)))
+
+
+def json_action(text: str) -> tuple[str, dict[str, Any]] | None:
+    """A reply's JSON-text action (bare or in a ```json fence), else None."""
+    fenced = re.search(r"```json\s*(.*?)```", text or "", re.S)
+    try:
+        parsed = json.loads(fenced.group(1) if fenced else text or "")
+    except json.JSONDecodeError:
+        return None
+    if isinstance(parsed, dict) and isinstance(parsed.get("params"), dict):
+        return str(parsed.get("action")), parsed["params"]
+    return None
+
+
+def json_runs(messages: list[ChatMessage]) -> list[ToolRun]:
+    """Every earlier JSON-text action, paired with the user message that answered it."""
+    runs = []
+    for i, message in enumerate(messages):
+        action = json_action(message.text) if isinstance(message, ChatMessageAssistant) else None
+        if action is not None:
+            answer = messages[i + 1].text if i + 1 < len(messages) else ""
+            runs.append(ToolRun(action[0], action[1], answer))
+    return runs
+
+
+def act(
+    model: str, messages: list[ChatMessage], tools: list[ToolInfo], code: str, text: str
+) -> ModelOutput | None:
+    """Run code: as a JSON-text execute_code where the loop asks for that, else with a tool."""
+    if json_actions(messages, tools):
+        return reply(model, json.dumps({"action": "execute_code", "params": {"code": code}}))
+    return run_code(model, tools, code, text)
+
+
 def tool_runs(messages: list[ChatMessage]) -> list[ToolRun]:
-    """Every earlier tool call in order, paired with its result (empty while pending)."""
+    """Every earlier tool call (or JSON-text action) in order, paired with its result (empty
+    while pending)."""
     results = {
         m.tool_call_id: (m.text + (f"\n{m.error.message}" if m.error else ""))
         for m in messages
@@ -57,7 +106,7 @@ def tool_runs(messages: list[ChatMessage]) -> list[ToolRun]:
         if isinstance(message, ChatMessageAssistant):
             for call in message.tool_calls or []:
                 runs.append(ToolRun(call.function, dict(call.arguments), results.get(call.id, "")))
-    return runs
+    return runs or json_runs(messages)
 
 
 def run_text(run: ToolRun) -> str:
@@ -106,8 +155,15 @@ def run_code(model: str, tools: list[ToolInfo], code: str, text: str) -> ModelOu
     return None
 
 
-def finish(model: str, tools: list[ToolInfo], summary: str) -> ModelOutput:
-    """Submit through the submit tool when there is one, else answer in plain text."""
+WAIT = {"action": "request_info", "params": {"info_type": "name"}}
+"""A harmless JSON-text action: MLE-Dojo's agent has none that ends the run (its steps do)."""
+
+
+def finish(model: str, tools: list[ToolInfo], summary: str, json_text: bool = False) -> ModelOutput:
+    """Submit through the submit tool when there is one; in a JSON-text loop, which has no
+    ending action, ask for something harmless; else answer in plain text."""
+    if json_text:
+        return reply(model, json.dumps(WAIT))
     for name in SUBMIT_TOOLS:
         if name in tool_names(tools):
             return call(model, name, {first_parameter(tools, name, "answer"): summary}, summary)

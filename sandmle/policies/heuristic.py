@@ -1,6 +1,6 @@
 """``sandmle/heuristic``: a deterministic AutoML baseline that answers every scaffold's prompts.
 
-With tools (ReAct), it runs the AutoML script, retries weaker and safer versions if a run
+With tools (ReAct), or asked for JSON-text actions (MLE-Dojo's agent loop), it runs the AutoML script, retries weaker and safer versions if a run
 fails, checks the file with ``validate_submission`` and submits. On operator prompts
 (``sandmle.scaffolds.prompt_format``) it answers draft, improve, debug and crossover with a
 plan and the script at a chosen strength, and analyze with an honest ``submit_review`` read
@@ -9,18 +9,20 @@ from the run's output. It is a baseline, not an agent: it never looks at scores 
 
 from __future__ import annotations
 
-from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig, ModelOutput
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolInfo
 
 from sandmle.policies.automl import DEFAULT_LEVEL, LEVEL_NAMES, automl_code, parse_metric
 from sandmle.policies.conversation import (
     RUN_TOOLS,
     ToolRun,
+    act,
     call,
     finish,
     first_user_text,
+    json_actions,
+    prompt_texts,
     reply,
-    run_code,
     run_text,
     sample_submission_path,
     tool_names,
@@ -46,15 +48,15 @@ def heuristic_policy(
     operator = "analyze" if pf.REVIEW_TOOL in tool_names(tools) else pf.operator_of(prompt)
     if operator is not None:
         return answer_operator(operator, prompt, tools, MODEL)
-    if tool_names(tools) & set(RUN_TOOLS):
+    if tool_names(tools) & set(RUN_TOOLS) or json_actions(messages, tools):
         return react_step(messages, tools)
     return reply(MODEL, f"{LABEL}. Run this script:\n\n```python\n{automl_code()}```\n")
 
 
 def operator_prompt(messages: list[ChatMessage]) -> str:
-    """The latest user message that is an operator prompt (a repair request refers back to
-    it), else the latest user message."""
-    users = [m.text for m in messages if isinstance(m, ChatMessageUser)]
+    """The latest prompt that is an operator prompt (a repair request refers back to it), else
+    the latest prompt (system or user message)."""
+    users = prompt_texts(messages)
     for text in reversed(users):
         if pf.operator_of(text) is not None:
             return text
@@ -82,7 +84,7 @@ def react_step(messages: list[ChatMessage], tools: list[ToolInfo]) -> ModelOutpu
     metric = parse_metric(last_good.output)
     shown = "n/a" if metric is None else f"{metric:.5f}"
     summary = f"{LABEL}: wrote the submission file (validation metric {shown})."
-    return finish(MODEL, tools, summary)
+    return finish(MODEL, tools, summary, json_actions(messages, tools))
 
 
 def next_attempt(
@@ -96,11 +98,13 @@ def next_attempt(
             f"(level {level}{', safe features' if safe else ''})."
         )
         code = task_automl_code(first_user_text(messages), level, safe)
-        action = run_code(MODEL, tools, code, text)
+        action = act(MODEL, messages, tools, code, text)
     elif len(attempts) == len(LADDER) and not any(COPIED in run_text(a) for a in attempts):
         task = first_user_text(messages)
         code = copy_code(sample_submission_path(task), pf.submission_path_of(task))
-        action = run_code(MODEL, tools, code, "Every model failed: hand in the sample.")
+        action = act(MODEL, messages, tools, code, "Every model failed: hand in the sample.")
     else:
         action = None
-    return action or finish(MODEL, tools, f"{LABEL}: no run succeeded.")
+    return action or finish(
+        MODEL, tools, f"{LABEL}: no run succeeded.", json_actions(messages, tools)
+    )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from random import Random
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -100,17 +100,26 @@ def aide_choice(
     return "improve", best
 
 
-async def greedy_search(
-    search: Search, rng: Random, *, num_drafts: int, debug_prob: float, max_debug_depth: int
-) -> None:
+class GreedyRule(Protocol):
+    """The settings AIDE's rule reads (AIDE's and AIRA greedy's settings both have them)."""
+
+    @property
+    def num_drafts(self) -> int: ...
+    @property
+    def debug_prob(self) -> float: ...
+    @property
+    def max_debug_depth(self) -> int: ...
+
+
+async def greedy_search(search: Search, rng: Random, rule: GreedyRule) -> None:
     """Grow the tree by AIDE's rule until the budget is spent (AIDE and AIRA greedy)."""
     while not search.exhausted:
         operator, parent = aide_choice(
             search.journal,
             rng,
-            num_drafts=num_drafts,
-            debug_prob=debug_prob,
-            max_debug_depth=max_debug_depth,
+            num_drafts=rule.num_drafts,
+            debug_prob=rule.debug_prob,
+            max_debug_depth=rule.max_debug_depth,
         )
         await search.expand(operator, [parent] if parent else [])
     await search.finish()
@@ -167,24 +176,23 @@ def aide(
         temperature=temperature,
     )
 
+    config = GenerateConfig(temperature=settings.temperature)
+    # aideml retries a reply without a plan (aide/agent.py:167-171 @ 9643875)
+    model = ModelSettings(
+        config, config, {}, retries, memory_tokens, submit_fallback, require_plan=True
+    )
+
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        config = GenerateConfig(temperature=settings.temperature)
         search = await start_search(
             state,
             scaffold="aide",
             prompter=lambda parts: AidePrompter(parts, settings.mle_bench_fork),
             budget=Budget(settings.steps, settings.time_limit, settings.exec_timeout),
-            model=ModelSettings(config, config, {}, retries, memory_tokens, submit_fallback),
+            model=model,
             validate=validate,
             require_submission=settings.mle_bench_fork,
         )
-        await greedy_search(
-            search,
-            sample_rng(seed, state),
-            num_drafts=settings.num_drafts,
-            debug_prob=settings.debug_prob,
-            max_debug_depth=settings.max_debug_depth,
-        )
+        await greedy_search(search, sample_rng(seed, state), settings)
         return state
 
     return guard(solve)

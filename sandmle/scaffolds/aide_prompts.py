@@ -16,15 +16,12 @@ from dataclasses import dataclass
 from sandmle.harness.search_tree import Operator, SearchNode
 from sandmle.scaffolds.search.journal import Journal
 from sandmle.scaffolds.search.prompts import (
-    RESPONSE_FORMAT,
     Environment,
     PromptParts,
     buggy_part,
     environment_part,
     improve_part,
-    instructions_part,
-    memory_part,
-    memory_text,
+    memory_of,
     output_part,
     packages_part,
     sections,
@@ -77,7 +74,7 @@ class AidePrompter:
     def __call__(
         self, operator: Operator, parents: list[SearchNode], journal: Journal, env: Environment
     ) -> str:
-        memory = memory_part(memory_text(journal.good_nodes, env.memory_tokens))
+        memory = memory_of(journal.good_nodes, env)
         task = task_part(self.parts.task)
         if operator == "draft":
             body = [task, memory, self._rules(DRAFT_GUIDES, env), self.parts.data()]
@@ -96,5 +93,4 @@ class AidePrompter:
         return [*body, environment_part(env)] if self.fork else body
 
     def _rules(self, guides: tuple[str, ...], env: Environment) -> tuple[str, str]:
-        rules = self.parts.script_rules(env.run_timeout_s)
-        return instructions_part(*guides, *CODE_GUIDES, rules, RESPONSE_FORMAT)
+        return self.parts.instructions(env, *guides, *CODE_GUIDES)

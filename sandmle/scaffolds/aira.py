@@ -117,13 +117,7 @@ def aira_greedy(
         search = await _start(
             state, "aira_greedy", budget, settings.use_complexity, validate, model
         )
-        await greedy_search(
-            search,
-            sample_rng(seed, state),
-            num_drafts=settings.num_drafts,
-            debug_prob=settings.debug_prob,
-            max_debug_depth=settings.max_debug_depth,
-        )
+        await greedy_search(search, sample_rng(seed, state), settings)
         return state
 
     return guard(solve)

@@ -6,8 +6,10 @@ memory.py``: one idea per reply, different from those in memory; 5-fold cross-va
 memory is every good node (``simple_memory``: ``include_buggy_nodes: false``) for draft and
 improve, none for crossover, and for debug the chain of failed attempts from the buggy parent
 back to the last good ancestor, plans included (``ancestral_memory``). Improve shows the
-parent's output; crossover the two parents' code only, as aira-dojo's template (no outputs,
-no data overview). With ``use_complexity`` (off in the released MLE-bench configs) a tier grows with the drafts made or the parent's children (under 2: simple, under 4: normal).
+parent's output; parents show their code, not their plans; crossover the two parents' code
+only, as aira-dojo's template (no outputs, no data overview). aira-dojo's library notes
+(``torch.optim.AdamW``, lightgbm's early-stopping callback, ``timm`` names) stand where its
+templates have them. With ``use_complexity`` (off in the released MLE-bench configs) a tier grows with the drafts made or the parent's children (under 2: simple, under 4: normal).
 The analyze step is AIDE's (AIRA reuses it), shared in ``search.prompts``.
 """
 
@@ -19,16 +21,13 @@ from typing import Literal
 from sandmle.harness.search_tree import Operator, SearchNode
 from sandmle.scaffolds.search.journal import Journal
 from sandmle.scaffolds.search.prompts import (
-    RESPONSE_FORMAT,
     Environment,
     PromptParts,
     buggy_part,
     crossover_parts,
     environment_part,
     improve_part,
-    instructions_part,
-    memory_part,
-    memory_text,
+    memory_of,
     output_part,
     sections,
     task_part,
@@ -68,6 +67,20 @@ STYLE_GUIDES = (
     "Be specific about data processing, features, model, optimisation and evaluation.",
     "Prefer vectorised operations over Python loops; keep stdout clean.",
 )
+LIBRARY_TIPS = (
+    "For AdamW use `torch.optim.AdamW`; the one in `transformers` is deprecated.",
+    "In `lightgbm.train()` pass `callbacks=[lightgbm.early_stopping(stopping_rounds=...)]` "
+    "instead of the deprecated `early_stopping_rounds`.",
+    "Name `timm` models without a dataset prefix or suffix (such as `cifar`): those names "
+    "are deprecated.",
+)
+"""aira-dojo's library notes in its draft, improve and crossover templates
+(``aira_operators/draft.yaml:37-39``, ``improve.yaml:44-46``, ``crossover.yaml:56-58`` @ c795d86)."""
+DEBUG_TIPS = (
+    "If a `timm` model cannot be found, `print(timm.list_models())` shows the names.",
+    LIBRARY_TIPS[2],
+)
+"""The debug template's two ``timm`` notes (``aira_operators/debug.yaml:63-64``)."""
 
 
 def complexity_tier(count: int) -> Complexity:
@@ -92,23 +105,29 @@ class AiraPrompter:
             self.parts.data(),
             environment_part(env),
         )
-        good = memory_part(memory_text(journal.good_nodes, env.memory_tokens))
+        good = memory_of(journal.good_nodes, env)
         if operator == "draft":
             tier = self._tier(len(journal.drafts))
-            rules = self._rules(env, tier, "Consider a DIFFERENT aspect than the ideas in memory.")
+            rules = self._rules(
+                env, tier, "Consider a DIFFERENT aspect than the ideas in memory.", *LIBRARY_TIPS
+            )
             return sections(DRAFT_INTRO, [task, good, data, environment, rules])
         parent = parents[0]
         if operator == "improve":
             tier = self._tier(len(journal.children(parent)))
-            rules = self._rules(env, tier, "Make one focused, testable change.")
+            rules = self._rules(env, tier, "Make one focused, testable change.", *LIBRARY_TIPS)
             body = [task, improve_part(parent), output_part(parent), good, data]
             return sections(IMPROVE_INTRO, [*body, environment, rules])
         if operator == "debug":
-            chain = memory_part(memory_text(journal.failed_chain(parent), env.memory_tokens))
-            rules = self._rules(env, "Do not repeat a fix from the memory that did not work.")
+            chain = memory_of(journal.failed_chain(parent), env)
+            rules = self._rules(
+                env, "Do not repeat a fix from the memory that did not work.", *DEBUG_TIPS
+            )
             body = [task, chain, buggy_part(parent), output_part(parent), data]
             return sections(DEBUG_INTRO, [*body, environment, rules])
-        rules = self._rules(env, "Keep what makes each solution work; drop what does not.")
+        rules = self._rules(
+            env, "Keep what makes each solution work; drop what does not.", *LIBRARY_TIPS
+        )
         body = [task, *crossover_parts(parent, parents[1])]
         return sections(CROSSOVER_INTRO, [*body, environment, rules])
 
@@ -116,5 +135,4 @@ class AiraPrompter:
         return TIER_GUIDES[complexity_tier(count)] if self.use_complexity else ""
 
     def _rules(self, env: Environment, *guides: str) -> tuple[str, str]:
-        rules = self.parts.script_rules(env.run_timeout_s)
-        return instructions_part(*guides, CV_GUIDE, *STYLE_GUIDES, rules, RESPONSE_FORMAT)
+        return self.parts.instructions(env, *guides, CV_GUIDE, *STYLE_GUIDES)

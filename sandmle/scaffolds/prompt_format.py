@@ -20,13 +20,13 @@ DATA_SECTION = "# Data overview"
 ENVIRONMENT_SECTION = "# Environment"
 """Time and steps left, hardware, installed packages."""
 IMPROVE_CODE_SECTION = "# Solution to improve"
-"""The parent's plan and code (improve)."""
+"""The parent's code (improve)."""
 BUGGY_CODE_SECTION = "# Buggy solution"
-"""The failed parent's plan and code (debug)."""
+"""The failed parent's code (debug)."""
 FIRST_CODE_SECTION = "# First solution"
-"""The first parent's plan and code (crossover)."""
+"""The first parent's code (crossover)."""
 SECOND_CODE_SECTION = "# Second solution"
-"""The second parent's plan and code (crossover)."""
+"""The second parent's code (crossover)."""
 IMPLEMENTATION_SECTION = "# Implementation"
 """The code whose run is reviewed (analyze)."""
 EXECUTION_OUTPUT_SECTION = "# Execution output"
@@ -50,8 +50,8 @@ REVIEW_TOOL = "submit_review"
 METRIC_LINE = re.compile(
     r"Validation metric:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)", re.IGNORECASE
 )
-"""The machine-readable line every script is asked to print last."""
-METRIC_LINE_EXAMPLE = "Validation metric: <value>"
+"""A machine-readable metric line: when a run prints one, it is the metric trusted (no
+prompt requires it; the reference policies print it)."""
 
 
 def headings(prompt: str) -> list[str]:

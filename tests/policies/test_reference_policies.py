@@ -80,13 +80,13 @@ def run(
 
 
 def prompts(sample: EvalSample) -> list[str]:
-    """Every user message the model was sent."""
+    """Every prompt the model was sent (user and system messages)."""
     return [
         m.text
         for event in resolve_sample_attachments(sample).events
         if isinstance(event, ModelEvent)
         for m in event.input
-        if m.role == "user"
+        if m.role in ("user", "system")
     ]
 
 

@@ -93,6 +93,8 @@ class ScriptedModel:
         """Operator replies still to cut at the length limit (``model_length``)."""
         self.prompts: list[str] = []
         self.operators: list[str | None] = []
+        self.roles: list[str] = []
+        """The role each call's prompt came in (both references: system)."""
 
     def __call__(
         self,
@@ -105,6 +107,7 @@ class ScriptedModel:
         operator = operator_of(prompt)
         self.prompts.append(prompt)
         self.operators.append(operator)
+        self.roles.append(input[0].role)
         if operator == "analyze" and self.reject_forced_tools:
             if isinstance(tool_choice, ToolFunction):
                 raise RuntimeError("forced tool choice is not supported by this provider")

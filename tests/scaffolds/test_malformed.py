@@ -25,7 +25,9 @@ def test_every_kind_of_bad_output_is_retried_or_recorded_and_the_search_goes_on(
         "I would fit a gradient boosting model, but here is no code.",  # retried...
         "",
         "Still no code.",  # ...3 tries: node 0 has no code
-        code,  # node 1: unfenced code that compiles is taken as it is
+        code,  # node 1: unfenced code that compiles has no plan: AIDE asks again...
+        code,
+        code,  # ...and takes the third as it is (aideml aide/agent.py:167-172 @ 9643875)
         reply(LOOP_SCRIPT),  # node 2: killed for time
         reply(CRASH_SCRIPT),  # node 3: crashes
         good(0.5),  # node 4: three unusable reviews
@@ -60,6 +62,12 @@ def test_every_kind_of_bad_output_is_retried_or_recorded_and_the_search_goes_on(
     ]
     assert len(nodes[0]["extra"]["calls"]) == 3 and nodes[0]["extra"]["prompt_hash"]
     assert nodes[1]["metric"] == 0.7 and nodes[1]["plan"] == ""
+    assert [c["error"] for c in nodes[1]["extra"]["calls"] if c["purpose"] == "code"] == [
+        "the reply had no plan",
+        "the reply had no plan",
+        None,
+    ]
+    assert set(model.roles) == {"system"}  # every prompt is the system message
     assert "TimeoutError" in nodes[2]["output"] and nodes[2]["exec_time_s"] < 40
     assert "FileNotFoundError" in nodes[3]["output"]
     assert "not valid JSON" in nodes[4]["summary"] and len(nodes[4]["extra"]["calls"]) == 4

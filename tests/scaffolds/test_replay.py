@@ -1,67 +1,99 @@
-"""AIDE's decisions replay aideml's own runs, step for step (AIRA's: ``test_replay_aira``).
+"""AIDE replays aideml's own runs under each shipped preset, node for node, through the engine
+(AIRA's: ``test_replay_aira``).
 
-``fixtures/replay/aideml_journal.json`` was recorded by running aideml's ``Agent.step``
-(WecoAI/aideml @ 9643875) from its unmodified source, with a scripted model whose review of
-the i-th node returns the i-th scheduled outcome (buggy, or good with a metric), under
-``random.seed(seed)``; ``record_aideml.py`` there is the recorder (the README says how to run
-it). Replaying the same outcomes under the same seed through ``aide_choice`` must give the
-same operators on the same parents.
+``fixtures/replay/aideml_journal.json`` was recorded by ``record_aideml.py`` there: it runs
+aideml's unmodified ``Agent.step`` (WecoAI/aideml @ 9643875) with a scripted model whose review
+of the i-th node returns the i-th scheduled outcome (buggy, or good with a metric), under
+``random.seed(seed)``, with the search values of each preset: ``reference`` read from aideml's
+``aide/utils/config.yaml`` (20 steps, 5 drafts, ``debug_prob`` 0.5, ``max_debug_depth`` 3),
+``mle-bench`` MLE-bench's AIDE run (500 steps, ``debug_prob`` 1, ``max_debug_depth`` 20), three
+runs each at outcome rates ``p_bug`` 0.5, 0.8 and 0.95.
 
-Both references draw from the one global RNG also when writing a prompt: aideml shuffles its
-11-name package list in every draft prompt (``Agent._prompt_environment``), aira-dojo in every
-draft, improve and debug prompt (``cfg.available_packages``). The replay makes the same draws
-so the policy's own draws line up; sandmle's prompts list the installed packages unshuffled.
+Here the same outcomes go through sandmle's engine (``Search.expand`` in ``greedy_search``,
+the model and the sandbox replaced by the scheduled outcome) under the shipped
+``aide.PRESETS`` values, not the fixture's: every node must have aideml's operator and parent.
+aideml also draws from the global RNG in every draft prompt (a shuffle of its 11 package
+names, ``Agent._prompt_environment``, ``aide/agent.py:95-115``), so the replay makes the same
+draws there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from random import Random
 
 import pytest
 
 from sandmle.harness.search_tree import SearchNode
-from sandmle.scaffolds.aide import aide_choice
-from sandmle.scaffolds.search import Journal
+from sandmle.scaffolds.aide import PRESETS, greedy_search
+from sandmle.scaffolds.search import Budget, Journal, engine
+from tests.scaffolds.test_replay_aira import PACKAGES, ReplaySearch
 
-FIXTURES = Path(__file__).parent / "fixtures" / "replay"
-REFERENCE_PACKAGES = 11
-"""Length of the package list both references shuffle."""
+FIXTURE = Path(__file__).parent / "fixtures" / "replay" / "aideml_journal.json"
+RUNS = json.loads(FIXTURE.read_text())["runs"]
 
 
-def replay(run: dict, shuffling: set[str]) -> tuple[list[str], list[int | None]]:
-    rng, journal = Random(run["seed"]), Journal(lower_is_better=False)
-    operators, parents = [], []
-    for step, (is_bug, metric) in enumerate(run["outcomes"]):
-        operator, parent = aide_choice(journal, rng, **run["search"])
-        if operator in shuffling:
-            rng.shuffle(list(range(REFERENCE_PACKAGES)))
-        journal.add(
-            SearchNode(
-                id=step,
-                parent=None if parent is None else parent.id,
-                parents=[] if parent is None else [parent.id],
-                operator=operator,
-                step=step,
-                is_bug=is_bug,
-                metric=metric,
-            )
+@dataclass
+class AideReplay(ReplaySearch):
+    """The replay engine with aideml's draws: a package shuffle in draft prompts only."""
+
+    async def _develop(self, node: SearchNode, parents: list[SearchNode]) -> None:
+        if node.operator == "draft":
+            self.prompt_rng.shuffle(list(range(PACKAGES)))
+        node.is_bug, node.metric = self.verdicts[len(self.journal)]
+        node.exec_time_s = 0.1
+
+
+async def replay(run: dict) -> list[SearchNode]:
+    settings, rng = PRESETS[run["preset"]], Random(run["seed"])
+    search = AideReplay(
+        task="A task.",
+        journal=Journal(lower_is_better=False),  # as aide() makes it: no blank root
+        prompter=lambda *args: "",
+        budget=Budget(settings.steps, settings.time_limit, settings.exec_timeout),
+        scaffold="aide",
+        verdicts=[(bool(bug), metric) for bug, metric in run["outcomes"]],
+        prompt_rng=rng,
+    )
+    await greedy_search(search, rng, settings)
+    return search.journal.nodes
+
+
+@pytest.fixture(autouse=True)
+def no_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def publish(node_id: int | None) -> None:
+        pass
+
+    monkeypatch.setattr(engine, "publish", publish)
+
+
+@pytest.mark.parametrize(
+    "run", RUNS, ids=lambda r: f"{r['preset']}-seed{r['seed']}-bug{r['p_bug']}"
+)
+def test_aide_replays_aideml_under_each_shipped_preset(run: dict) -> None:
+    nodes = asyncio.run(replay(run))
+    assert [n.operator for n in nodes] == run["operators"]
+    assert [n.parent for n in nodes] == run["parents"]
+
+
+def test_the_aideml_fixture_reaches_every_limit() -> None:
+    """Drafts, the step limit, and a debug chain past each preset's depth limit."""
+    for preset, settings in PRESETS.items():
+        runs = [r for r in RUNS if r["preset"] == preset]
+        assert runs and all(len(r["operators"]) == settings.steps for r in runs)
+        assert all(
+            r["operators"][: settings.num_drafts] == ["draft"] * settings.num_drafts for r in runs
         )
-        operators.append(operator)
-        parents.append(None if parent is None else parent.id)
-    return operators, parents
+        assert {"improve", "debug"} <= {op for r in runs for op in r["operators"]}
+        deepest = max(debug_depth(r, i) for r in runs for i in range(len(r["operators"])))
+        assert deepest > settings.max_debug_depth  # made, never debugged further
 
 
-def runs(name: str) -> list[dict]:
-    return json.loads((FIXTURES / name).read_text())["runs"]
-
-
-@pytest.mark.parametrize("run", runs("aideml_journal.json"), ids=lambda r: f"seed{r['seed']}")
-def test_aide_replays_an_aideml_journal(run: dict):
-    assert replay(run, {"draft"}) == (run["operators"], run["parents"])
-
-
-def test_the_aideml_fixture_exercises_every_branch():
-    every = [op for r in runs("aideml_journal.json") for op in r["operators"]]
-    assert {"draft", "improve", "debug"} <= set(every)
+def debug_depth(run: dict, index: int) -> int:
+    depth = 0
+    while run["operators"][index] == "debug":
+        depth, index = depth + 1, run["parents"][index]
+    return depth

@@ -111,9 +111,7 @@ async def replay(run: dict, preset: str) -> list[SearchNode]:
         prompt_rng=rng,
     )
     if isinstance(settings, aira_presets.GreedySettings):
-        await greedy_search(search, rng, num_drafts=settings.num_drafts,
-                            debug_prob=settings.debug_prob,
-                            max_debug_depth=settings.max_debug_depth)  # fmt: skip
+        await greedy_search(search, rng, settings)
     elif isinstance(settings, aira_presets.MctsSettings):
         await mcts_search(search, settings)
     else:

@@ -4,13 +4,20 @@ import pytest
 from inspect_ai.model import ModelOutput
 
 from sandmle.scaffolds.aide_prompts import AidePrompter
-from sandmle.scaffolds.aira_prompts import AiraPrompter, complexity_tier
+from sandmle.scaffolds.aira_prompts import (
+    DEBUG_TIPS,
+    LIBRARY_TIPS,
+    AiraPrompter,
+    complexity_tier,
+)
 from sandmle.scaffolds.prompt_format import (
     BUGGY_CODE_SECTION,
     DATA_SECTION,
     ENVIRONMENT_SECTION,
     EXECUTION_OUTPUT_SECTION,
+    FIRST_CODE_SECTION,
     IMPROVE_CODE_SECTION,
+    INSTRUCTIONS_SECTION,
     MEMORY_SECTION,
     REVIEW_TOOL,
     SECOND_CODE_SECTION,
@@ -157,6 +164,34 @@ def test_aide_reference_prompts_state_only_what_aideml_states():
     assert "pandas" in draft and "1.5 hours" not in draft and "CPUs" not in draft
     for operator, parents in (("improve", [j.get(0)]), ("debug", [j.get(1)])):
         assert section(reference(operator, parents, j, ENV), ENVIRONMENT_SECTION) is None
+
+
+def test_parents_show_their_code_not_their_plan_and_no_metric_line_is_required():
+    """aideml shows ``Previous solution``/``Previous (buggy) implementation`` as code only
+    (aide/agent.py:219-221, 252 @ 9643875), aira-dojo ``prev_code``/``prev_buggy_code``/
+    ``prev_code1``/``prev_code2`` (aira_operators/*.yaml @ c795d86); neither asks for a
+    machine-readable metric line (aide/agent.py:120)."""
+    made = prompts()
+    assert "Ridge." not in section(made["improve"], IMPROVE_CODE_SECTION)
+    assert "Ridge." not in section(made["crossover"], FIRST_CODE_SECTION)
+    assert section(made["debug"], BUGGY_CODE_SECTION).startswith("```python")
+    assert all("Validation metric:" not in p for p in made.values())
+
+
+def test_aira_library_notes_stand_where_aira_dojo_has_them():
+    """draft/improve/crossover carry the AdamW, lightgbm and timm notes
+    (aira_operators/draft.yaml:37-39, improve.yaml:44-46, crossover.yaml:56-58 @ c795d86), debug
+    the two timm notes (debug.yaml:63-64); aideml's prompts have none."""
+    made = prompts()
+    aira_debug = AiraPrompter(PromptParts(TASK))("debug", [node(2, parent=0, bug=True)],
+                                                journal(node(0), node(2, parent=0, bug=True)), ENV)  # fmt: skip
+    aira_draft = AiraPrompter(PromptParts(TASK))("draft", [], journal(node(0)), ENV)
+    for prompt in (made["improve"], made["crossover"], aira_draft):
+        rules = section(prompt, INSTRUCTIONS_SECTION)
+        assert all(tip in rules for tip in LIBRARY_TIPS)
+    assert all(t in section(aira_debug, INSTRUCTIONS_SECTION) for t in DEBUG_TIPS)
+    assert LIBRARY_TIPS[0] not in aira_debug
+    assert all("timm" not in made[op] and "AdamW" not in made[op] for op in ("draft", "debug"))
 
 
 def test_complexity_tiers_grow_with_children():

@@ -1,22 +1,21 @@
-"""``sandmle/dojo``: MLE-Dojo's interaction loop on Inspect's ``react()`` agent.
+"""``sandmle/dojo``: MLE-Dojo's interaction loop.
 
-Each turn the model takes one of MLE-Dojo's five actions (``request_info``, ``validate_code``,
-``execute_code``, ``get_history``, ``reset``; see :mod:`.tools`) and sees the environment's
-JSON feedback, as in ``mledojo/gym/env.py``. A reply without an action gets a continue prompt
-(the loop does not end there); old turns are trimmed when the context overflows; the loop ends
-when the model calls ``submit``, after ``max_steps`` actions, or at the sample's limits.
+``variant="mle-dojo"`` (the default) is MLE-Dojo's own agent loop (MLE-Dojo/MLE-Dojo @ 667a8fd,
+:mod:`.solver_json`): actions written as JSON text, 3 fixes for a reply that does not parse and
+then the end, 10 actions (``config.yaml:18`` ``max_steps``), the actions and seconds left after
+every action (``mledojo/agent/mleagent/prompt.py:75-76, 87-88``), ``validate_code`` deletes any
+submission, the best-scoring ``execute_code`` submission is graded (``mledojo/gym/env.py:
+384-388``), a reward per ``execute_code`` (its position score, kept host side), temperature
+0.0 and top-p 1.0 (``mledojo/agent/mleagent/config.yaml:13-14``).
+
+``variant="mle-dojo-tools"`` keeps MLE-Dojo's rules but the actions are tool calls on Inspect's
+``react()`` agent, with all five of the environment's actions (``request_info``,
+``validate_code``, ``execute_code``, ``get_history``, ``reset``; see :mod:`.tools`), a continue
+prompt after a reply without an action, old turns trimmed when the context overflows.
+``variant="sandmle"`` is the earlier tool loop: 30 actions, the last submission graded, an
+earlier one kept on ``validate_code``, the budget stated once, the model's own sampling.
 Test-set scores stay hidden unless ``score_feedback`` asks for them (MLE-Dojo shows them;
 MLE-bench-style evaluation must not).
-
-``variant="mle-dojo"`` (the default) follows MLE-Dojo's own run (MLE-Dojo/MLE-Dojo @ 667a8fd):
-10 actions (``config.yaml:18`` ``max_steps``), the actions and seconds left after every action
-(``mledojo/agent/mleagent/prompt.py:75-76, 87-88``), ``validate_code`` deletes any submission,
-the best-scoring ``execute_code`` submission is the one graded (``mledojo/gym/env.py:384-388``),
-and the model samples at temperature 0.0, top-p 1.0 (``mledojo/agent/mleagent/config.yaml:13-14``).
-MLE-Dojo's agent writes its actions as JSON text and stops after 3 failed parse fixes
-(``agent.py:215-262``); here actions are tool calls. ``variant="sandmle"`` is the earlier loop:
-30 actions, the last submission graded, an earlier one kept on ``validate_code``, the
-budget stated once, the model's own sampling.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ from inspect_ai.model import ChatMessageAssistant, GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 
+from sandmle.benchmarks.mle_dojo.solver_json import json_loop
 from sandmle.benchmarks.mle_dojo.tools import Budget, dojo_tools, hand_in_best
 from sandmle.harness.layout import SUBMISSION_PATH
 from sandmle.harness.solvers import guard
@@ -47,7 +47,8 @@ DEFAULT_MAX_STEPS = 30
 MLE_DOJO_MAX_STEPS = 10
 """MLE-Dojo's ``env.max_steps`` (``config.yaml:18``)."""
 MLE_DOJO_SAMPLING = GenerateConfig(temperature=0.0, top_p=1.0)
-Variant = Literal["mle-dojo", "sandmle"]
+Variant = Literal["mle-dojo", "mle-dojo-tools", "sandmle"]
+VARIANTS = ("mle-dojo", "mle-dojo-tools", "sandmle")
 DOJO_PROMPT = """You are an agent in MLE-Dojo's environment for a Kaggle-style competition.
 Act by calling one tool per turn:
 - request_info(info_type): overview, sample_submission, data_structure, data_path, output_path, \
@@ -75,7 +76,7 @@ def dojo_prompt(max_steps: int, score_feedback: bool, variant: Variant = "sandml
         if score_feedback
         else " for validity (no score is shown)"
     )
-    mle_dojo = variant == "mle-dojo"
+    mle_dojo = variant != "sandmle"
     return DOJO_PROMPT.format(
         submission=SUBMISSION_PATH,
         feedback=feedback,
@@ -121,20 +122,24 @@ def dojo(
     score_feedback: bool = False,
     variant: Variant = "mle-dojo",
 ) -> Solver:
-    """MLE-Dojo's action loop (five actions) on Inspect's react agent, crash-guarded.
+    """MLE-Dojo's agent loop (JSON-text actions; or tool calls on Inspect's react agent),
+    crash-guarded.
 
     Args:
         max_steps: Actions before the loop ends (mle-dojo 10, sandmle 30).
         command_timeout: Seconds per code run.
         score_feedback: Show the raw and position test scores after execute_code, as MLE-Dojo
             does (it reveals test-set scores; off by default).
-        variant: ``mle-dojo`` (MLE-Dojo's own rules, see the module doc) or ``sandmle`` (the
-            earlier loop: last submission graded, budget stated once).
+        variant: ``mle-dojo`` (MLE-Dojo's own loop: JSON-text actions, see the module doc),
+            ``mle-dojo-tools`` (its rules with tool calls) or ``sandmle`` (the earlier tool
+            loop: last submission graded, budget stated once).
     """
-    if variant not in ("mle-dojo", "sandmle"):
-        raise ValueError(f"unknown dojo variant {variant!r}: use mle-dojo or sandmle")
-    mle_dojo = variant == "mle-dojo"
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown dojo variant {variant!r}: use one of {', '.join(VARIANTS)}")
+    mle_dojo = variant != "sandmle"
     steps = max_steps or (MLE_DOJO_MAX_STEPS if mle_dojo else DEFAULT_MAX_STEPS)
+    if variant == "mle-dojo":
+        return guard(json_solver(steps, command_timeout, score_feedback))
     budget = Budget(steps) if mle_dojo else None
     loop = as_solver(
         react_agent(
@@ -160,3 +165,13 @@ def dojo(
         return state
 
     return guard(solve)
+
+
+def json_solver(steps: int, command_timeout: int, score_feedback: bool) -> Solver:
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        # every action leaves the best executed submission in place (tools.hand_in_best)
+        return await json_loop(
+            state, steps, command_timeout, score_feedback, MLE_DOJO_SAMPLING, SUBMISSION_PATH
+        )
+
+    return solve

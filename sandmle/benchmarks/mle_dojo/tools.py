@@ -50,6 +50,10 @@ BEST = f"{WORK_DIR}/.dojo_best_submission"
 BEST_KEY = "sandmle:dojo_best"
 """The best execute_code so far: its step and raw score (host side)."""
 ACTIONS_KEY = "sandmle:dojo_actions"
+REWARDS_KEY = "sandmle:dojo_rewards"
+"""One reward per execute_code: its position score when the submission is valid, else 0
+(``mledojo/gym/env.py:362-390`` @ 667a8fd, ``score_mode: position``); None where the
+competition has no human leaderboards to rank on. Host side, never shown to the agent."""
 
 
 def _competition() -> Competition:
@@ -219,10 +223,12 @@ def execute_code(
         """
         record: dict[str, Any] = {"execution": await run_code(code, timeout), "submission": None}
         score: float | None = None
+        rank: float | None = 0.0
         if record["execution"]["status"] == "SUCCESS":
-            record["submission"], score = await grade_feedback(_competition(), score_feedback)
+            record["submission"], score, rank = await grade_feedback(_competition(), score_feedback)
         failed = record["submission"] is None or record["submission"]["status"] != "SUCCESS"
         record["status"] = "FAILED" if failed else "SUCCESS"
+        store().set(REWARDS_KEY, [*store().get(REWARDS_KEY, []), 0.0 if failed else rank])
         if budget is not None:
             if not failed:
                 await keep_if_best(score)
@@ -235,16 +241,18 @@ def execute_code(
 
 async def grade_feedback(
     competition: Competition, score_feedback: bool
-) -> tuple[dict[str, Any], float | None]:
-    """The submission part of an execute_code record, and the raw score (host side)."""
+) -> tuple[dict[str, Any], float | None, float | None]:
+    """The submission part of an execute_code record, the raw score and the position score
+    (host side; both shown only with ``score_feedback``)."""
     report = await grade_sandbox_submission(competition)
     if not report.valid_submission:
         failed = {"status": "FAILED", "error": "InvalidSubmissionError"}
-        return failed | {"details": report.invalid_reason}, None
-    if not score_feedback:
-        return {"status": "SUCCESS", "details": "Submission is valid"}, report.score
+        return failed | {"details": report.invalid_reason}, None, 0.0
     rank = report_human_rank(report, competition)
-    return {"status": "SUCCESS", "raw_score": report.score, "position_score": rank}, report.score
+    if not score_feedback:
+        return {"status": "SUCCESS", "details": "Submission is valid"}, report.score, rank
+    shown = {"status": "SUCCESS", "raw_score": report.score, "position_score": rank}
+    return shown, report.score, rank
 
 
 async def keep_if_best(score: float | None) -> None:

@@ -96,6 +96,9 @@ class ModelSettings:
     """Budget of a prompt's memory section; halved after each reply cut for length."""
     submit_fallback: bool = False
     """With no good node, hand in the latest usable submission (the references hand in none)."""
+    require_plan: bool = False
+    """Retry a reply with code but no plan, as aideml does (``aide/agent.py:167-171`` @
+    9643875); aira-dojo takes it (``requires_plan`` False, ``operators/core.py:13`` @ c795d86)."""
 
 
 @dataclass
@@ -175,7 +178,9 @@ class Search:
             return self.prompter(node.operator, parents, self.journal, env)
 
         config = self.model.per_operator.get(node.operator, self.model.code)
-        result = await propose(build, self.model.memory_tokens, config, self.model.retries)
+        result = await propose(
+            build, self.model.memory_tokens, config, self.model.retries, self.model.require_plan
+        )
         self.model.memory_tokens = result.memory_tokens
         node.plan, node.code = result.proposal.plan, result.proposal.code
         keep_calls(node, result.calls)

@@ -1,9 +1,14 @@
 """Model calls of the tree scaffolds that survive real LLM output.
 
+Every prompt is the system message, with no user message, as both references send it
+(aideml ``query(system_message=prompt, user_message=None)``, ``aide/agent.py:157-160`` @
+9643875; aira-dojo ``no_user_message=True``, ``core/solvers/operators/draft.py:67`` @ c795d86).
 Operator calls retry (default 3 tries, as aideml's ``plan_and_code_query`` and aira-dojo's
 ``max_llm_call_retries``) with a repair message saying what was wrong; a reply cut for length
-makes the next try use half the memory budget; a failed call is caught and retried. Review
-calls accept a tool call or JSON text. Every call leaves a ``CallRecord`` for the node.
+makes the next try use half the memory budget; a failed call is caught and retried; with
+``require_plan`` (AIDE) a reply with code but no plan is asked again, the same prompt, as
+aideml does, and taken as it is at the last try. Review calls accept a tool call or JSON text.
+Every call leaves a ``CallRecord`` for the node.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import asdict, dataclass
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
+    ChatMessageSystem,
     ChatMessageUser,
     GenerateConfig,
     ModelOutput,
@@ -123,6 +129,7 @@ async def propose(
     memory_tokens: int,
     config: GenerateConfig,
     retries: int = DEFAULT_RETRIES,
+    require_plan: bool = False,
 ) -> CodeResult:
     """Ask for a plan and code until one compiles or ``retries`` tries are spent."""
     calls: list[CallRecord] = []
@@ -132,7 +139,8 @@ async def propose(
         prompt = build_prompt(memory_tokens)
         record = CallRecord("code", attempt, prompt_hash(prompt))
         calls.append(record)
-        output = await _generate([ChatMessageUser(content=prompt), *repair], record, config, False)
+        messages = [ChatMessageSystem(content=prompt), *repair]
+        output = await _generate(messages, record, config, False)
         if output is None:
             failure, repair = "model_error", []
             continue
@@ -142,6 +150,10 @@ async def propose(
             record.error = "the reply was cut at the length limit"
             record.reply = output.completion[:REPLY_CHARS]
             failure, repair, memory_tokens = "model_length", [], memory_tokens // 2
+            continue
+        if proposal.code and require_plan and not proposal.plan and attempt < retries:
+            record.error, record.reply = "the reply had no plan", output.completion[:REPLY_CHARS]
+            failure, repair = "no_plan", []  # aideml asks the same prompt again
             continue
         if proposal.code:
             return CodeResult(proposal, calls, None, memory_tokens)
@@ -165,7 +177,7 @@ async def review_run(
         record = CallRecord("review", attempt, prompt_hash(prompt))
         calls.append(record)
         forced = not (calls[:-1] and calls[-2].stop_reason is None)  # the last try raised
-        messages = [ChatMessageUser(content=prompt), *repair]
+        messages = [ChatMessageSystem(content=prompt), *repair]
         output = await _generate(messages, record, config, True, forced)
         if output is None:
             why, repair = f"the review call failed ({record.error})", []

@@ -25,7 +25,6 @@ from sandmle.scaffolds.prompt_format import (
     IMPROVE_CODE_SECTION,
     INSTRUCTIONS_SECTION,
     MEMORY_SECTION,
-    METRIC_LINE_EXAMPLE,
     REVIEW_TOOL,
     SECOND_CODE_SECTION,
     TASK_SECTION,
@@ -95,11 +94,16 @@ class PromptParts:
             f"All input data is in `{self.paths.data_dir}` (read-only; no need to unzip "
             f"anything). Save the test predictions to `{self.paths.submission}` in the format "
             "of the sample submission: this file is graded, do not forget it. Print the "
-            "validation metric computed on a hold-out set or by cross-validation, and end "
-            f"with a line `{METRIC_LINE_EXAMPLE}`. The script runs as `python solution.py` in "
-            "its own working directory (use it for temporary files), with no internet access, "
-            f"and must finish within {human_time(timeout)}."
+            "validation metric computed on a hold-out set or by cross-validation. The script "
+            "runs as `python solution.py` in its own working directory (use it for temporary "
+            f"files), with no internet access, and must finish within {human_time(timeout)}."
         )
+
+    def instructions(self, env: Environment, *guides: str) -> tuple[str, str]:
+        """The instructions section of every operator prompt: the prompter's guides, the
+        script rules for this run, and the reply format (AIDE's and AIRA's alike)."""
+        rules = self.script_rules(env.run_timeout_s)
+        return instructions_part(*guides, rules, RESPONSE_FORMAT)
 
     def data(self) -> tuple[str, str]:
         return DATA_SECTION, fence(self.data_overview) if self.data_overview else ""
@@ -166,9 +170,16 @@ def memory_part(memory: str) -> tuple[str, str]:
     return MEMORY_SECTION, demote(memory or EMPTY_MEMORY)
 
 
+def memory_of(nodes: Iterable[SearchNode], env: Environment) -> tuple[str, str]:
+    """The memory section of ``nodes`` within the prompt's memory budget."""
+    return memory_part(memory_text(nodes, env.memory_tokens))
+
+
 def code_body(node: SearchNode) -> str:
-    plan = f"{demote(node.plan)}\n\n" if node.plan else ""
-    return f"{plan}{fence(node.code, 'python')}"
+    """A parent's code, without its plan: both references show the code only (aideml
+    ``aide/agent.py:219-221, 252`` @ 9643875; aira-dojo ``prev_code``, ``prev_buggy_code``,
+    ``prev_code1``/``2`` in ``aira_operators/*.yaml`` @ c795d86)."""
+    return fence(node.code, "python")
 
 
 def improve_part(node: SearchNode) -> tuple[str, str]:

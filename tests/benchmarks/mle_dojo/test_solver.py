@@ -1,4 +1,6 @@
-"""``sandmle/dojo``: MLE-Dojo's five actions on Inspect's react agent, driven by a scripted mockllm."""
+"""``sandmle/dojo``'s tool-call variants: MLE-Dojo's five actions on Inspect's react agent
+(``variant=mle-dojo-tools`` and ``sandmle``), driven by a scripted mockllm. The default JSON-text
+loop is in ``test_solver_json.py``."""
 
 from __future__ import annotations
 
@@ -73,7 +75,7 @@ def test_dojo_takes_all_five_actions_and_hides_scores(dojo_dir: Path, tmp_path: 
         ("get_history", {}),
         ("submit", {"answer": "done"}),
     ]
-    sample = _run(dojo_dir, tmp_path, calls, max_steps=20)
+    sample = _run(dojo_dir, tmp_path, calls, max_steps=20, variant="mle-dojo-tools")
     info, bogus, executed, validated, broken, history, reset, cleared = _tool_results(
         sample.messages
     )
@@ -99,7 +101,7 @@ def test_dojo_takes_all_five_actions_and_hides_scores(dojo_dir: Path, tmp_path: 
 BREAK_SUBMISSION = "open('/home/submission/submission.csv', 'w').write('x')\n"
 
 
-@pytest.mark.parametrize("variant", ["mle-dojo", "sandmle"])
+@pytest.mark.parametrize("variant", ["mle-dojo-tools", "sandmle"])
 def test_mle_dojo_grades_the_best_submission_and_the_sandmle_variant_the_last(
     dojo_dir: Path, tmp_path: Path, variant: str
 ) -> None:
@@ -112,7 +114,7 @@ def test_mle_dojo_grades_the_best_submission_and_the_sandmle_variant_the_last(
     results = _tool_results(sample.messages)
     value = sample.scores["medal_scorer"].value
     assert isinstance(value, dict)
-    if variant == "mle-dojo":
+    if variant == "mle-dojo-tools":
         assert len(results) == 10
         assert results[0]["budget"].startswith("You still have 9 actions available.")
         assert results[-1]["budget"].startswith("You still have 0 actions available.")
@@ -127,7 +129,9 @@ def test_mle_dojo_grades_the_best_submission_and_the_sandmle_variant_the_last(
 
 def test_dojo_shows_scores_when_asked_and_stops_after_max_steps(dojo_dir, tmp_path) -> None:
     calls = [("execute_code", {"code": COPY_SAMPLE})] * 3 + [("get_history", {})]
-    sample = _run(dojo_dir, tmp_path, calls, max_steps=2, score_feedback=True)
+    sample = _run(
+        dojo_dir, tmp_path, calls, max_steps=2, score_feedback=True, variant="mle-dojo-tools"
+    )
     results = _tool_results(sample.messages)
     assert len(results) == 2  # the third action was never taken
     assert results[0]["submission"]["position_score"] == 0.0
