@@ -115,22 +115,26 @@ class _FailingProvider(ModelAPI):
         raise RuntimeError("HTTP 400: auto tool choice requires --enable-auto-tool-choice")
 
 
+@pytest.mark.parametrize("scaffold", ["react", "aide"])
 def test_a_failed_model_call_is_a_sample_error_not_the_agents_zero(
-    pack: Path, tmp_path: Path
+    pack: Path, tmp_path: Path, scaffold: str
 ) -> None:
+    from sandmle.scaffolds.aide import aide
     from sandmle.scaffolds.react import react
 
+    # react's one conversation ends at the failed call; AIDE records each failed call on its
+    # node and searches on, and errors once every call of the search has failed
     (log,) = inspect_eval(
         synthetic(pack=str(pack), tasks="plant-watering"),
         model="sandmle_test_failing/model",
-        solver=react(),
+        solver=react() if scaffold == "react" else aide(steps=2),
         log_dir=str(tmp_path / "logs"),
         display="none",
         fail_on_error=False,
     )
     (sample,) = log.samples or []
-    assert sample.error is not None and "model call failed" in sample.error.message
-    assert "HTTP 400" in sample.error.message
+    assert sample.error is not None and "HTTP 400" in sample.error.message
+    assert "model call" in sample.error.message
     assert not sample.scores  # not graded: the agent never got to work
 
 

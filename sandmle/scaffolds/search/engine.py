@@ -24,6 +24,7 @@ from sandmle.harness.competition import Competition, metric_direction
 from sandmle.harness.samples import competition_for
 from sandmle.harness.scorer import grade_sandbox_submission
 from sandmle.harness.search_tree import STORE_KEY, Operator, SearchNode
+from sandmle.harness.solvers import BackendError
 from sandmle.scaffolds.search.journal import Journal
 from sandmle.scaffolds.search.model_io import DEFAULT_RETRIES, CallRecord, propose, review_run
 from sandmle.scaffolds.search.prompts import Environment, Paths, PromptParts, analyze_prompt
@@ -300,7 +301,17 @@ class Search:
             )
 
     async def finish(self) -> SearchNode | None:
-        """Leave the chosen node's submission in place and log the final tree."""
+        """Leave the chosen node's submission in place and log the final tree.
+
+        A search whose every model call raised never met the agent: it ends as a sample error
+        (``BackendError``), not as a scored tree of failed nodes.
+        """
+        calls = [c for node in self.journal.nodes for c in node.extra.get("calls", [])]
+        if calls and all(c["stop_reason"] is None and c["error"] for c in calls):
+            raise BackendError(
+                f"every model call of the search failed ({len(calls)} calls; "
+                f"last: {calls[-1]['error']})"
+            )
         best = self.journal.best_node()
         await publish(self.submission_node())
         self.record()
