@@ -16,6 +16,7 @@ Three properties HF's ``model.generate`` does not give together, each needed by 
 - **Batched decoding.** Each request is prefilled alone (batch of one, no padding); then all
   requests of the call decode together, one forward per token over their left-padded, stacked
   caches, each row still drawing from its own generator. A finished row leaves the batch.
+  Requests sharing a prefix (a GRPO group's first prompt) prefill it once.
 
 Logprobs are of the sampled token under the temperature-scaled distribution (before top-p),
 which is what TRL compares against. transformers' continuous batching (``generate_batch``)
@@ -195,7 +196,7 @@ class TransformersEngine:
             torch.set_num_threads(threads)
             self.model.train(was_training)
         if self.cache.max_bytes:
-            for row in rows:
+            for row in rows:  # replaces the row's prefill entry, which it extends
                 self.cache.store(_Entry(row.tokens, row.kv))
         return [(r.ids, r.logprobs) for r in rows]
 
@@ -232,6 +233,8 @@ class TransformersEngine:
         generator = torch.Generator(device=device).manual_seed(request_seed(key))
         kv = _layers(past)
         row = _Row(limit=limit, generator=generator, kv=kv, tokens=list(context))
+        if self.cache.max_bytes:  # the next request of this call may share the prefix (a group)
+            self.cache.store(_Entry(list(context), kv))
         if limit > 0:
             self._take(row, out.logits[0, -1])
         return row

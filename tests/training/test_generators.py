@@ -133,12 +133,15 @@ def test_a_request_samples_the_same_alone_in_any_batch_and_any_order(tiny) -> No
             assert other_lps == pytest.approx(lps, abs=1e-5)
 
 
-def test_two_episodes_of_a_group_sample_apart_and_a_key_repeats(tiny) -> None:
-    engine = engine_for(tiny, cache_mb=0)
+@pytest.mark.parametrize("cache_mb", [0, 64])
+def test_two_episodes_of_a_group_sample_apart_and_a_key_repeats(tiny, cache_mb: int) -> None:
+    engine = engine_for(tiny, cache_mb=cache_mb)
     prompt = CONTEXTS["a"]
     first, second = engine([(prompt, 30), (prompt, 30)], ["s/task#0/turn-0", "s/task#1/turn-0"])
     assert first[0] != second[0]  # same context, other episode: another draw
-    again = engine([(prompt, 30)], ["s/task#1/turn-0"])[0]
+    # with the cache, the group's shared prompt is prefilled once (the second feeds its last token)
+    assert engine.stats.prefilled == (len(prompt) + 1 if cache_mb else 2 * len(prompt))
+    again = engine_for(tiny, cache_mb=cache_mb)([(prompt, 30)], ["s/task#1/turn-0"])[0]
     assert again[0] == second[0]
     assert again[1] == pytest.approx(second[1], abs=1e-5)  # batch of one vs two: float noise
 
