@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,7 @@ def episodes(engine: Any, prompt: list[int], env: list[int], n: int, args: Any) 
     stats = getattr(engine, "stats", None)
     if stats is not None:
         row |= {"prefilled_tokens": stats.prefilled, "reused_tokens": stats.reused}
+    print(f"{n} episode(s): {row['tokens_per_s_total']} tok/s", file=sys.stderr, flush=True)
     return row
 
 
@@ -91,10 +93,11 @@ class Generate:
         return [(ids, [0.0] * len(ids)) for ids in out[:, width:].tolist()]
 
 
-def vllm_engine(url: str, eos: int) -> Any:
+def vllm_engine(url: str) -> Any:
     from sandmle.training.weight_sync import GenerationServer, ServerClient, ServerEngine
 
-    engine = ServerEngine(ServerClient(GenerationServer(url=url)), eos, 1.0, 1.0)
+    # eos None: vLLM samples EOS tokens under ignore_eos; no cut, every turn full length
+    engine = ServerEngine(ServerClient(GenerationServer(url=url)), None, 1.0, 1.0)
     engine.sampling["ignore_eos"] = True  # fixed-length turns, as the EOS-suppressed rows
     return lambda requests, keys: engine(requests)
 
@@ -159,7 +162,7 @@ def main() -> None:
         engine = TransformersEngine(model, tokenizer, threads=1)
         rows[f"batch_{n}_cached_1_thread"] = episodes(engine, prompt, env, n, args)
     if args.vllm_url:
-        server = vllm_engine(args.vllm_url, tokenizer.eos_token_id)
+        server = vllm_engine(args.vllm_url)
         for n in [1, *batches]:
             rows[f"vllm_{n}"] = episodes(server, prompt, env, n, args)
     one = "episode_cached_1_thread"
