@@ -313,3 +313,38 @@ def test_an_episode_names_each_turn_by_seed_episode_and_turn(
     settings = RolloutSettings(pack=str(pack_dir), max_turns=4, command_timeout=30, time_limit=120)
     run_episodes(["plant-watering"] * 2, session, settings, tmp_path / "logs")
     assert sorted(keys) == [f"s-3/plant-watering#{i}/turn-{t}" for i in (0, 1) for t in (0, 1)]
+
+
+def test_rollouts_repeat_whatever_the_batching(
+    tiny_model: Path, pack_dir: Path, tmp_path: Path
+) -> None:
+    """Two episodes of one group, run one at a time (every turn alone) and side by side (turns
+    batched as they arrive): the same seed gives the same tokens either way."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from sandmle.training.generators import TransformersEngine
+    from sandmle.training.policy_api import PolicySession
+    from sandmle.training.rollouts import RolloutSettings, run_episodes
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model)
+    records = []
+    for parallel in (1, 2):
+        engine = TransformersEngine(model, tokenizer)
+        generator = BatchingGenerator(engine, window_s=0.5)  # side by side: turns meet
+        session = PolicySession(generator, tokenizer, 12, 4096, seed="seed-7/step-0/rank-0")
+        settings = RolloutSettings(
+            pack=str(pack_dir), max_turns=2, time_limit=300, parallel_sandboxes=parallel
+        )
+        results = run_episodes(["plant-watering"] * 2, session, settings, tmp_path / str(parallel))
+        generator.close()
+        records.append([(r.episode.completion_ids, r.episode.logprobs) for r in results])
+        assert engine.stats.sampled > 0 and all(r.error is None for r in results)
+        print(
+            f"parallel {parallel}: {generator.clock.requests} requests, {generator.clock.calls} calls"
+        )
+    (alone, batched) = records
+    for (ids, lps), (other_ids, other_lps) in zip(alone, batched, strict=True):
+        assert other_ids == ids
+        assert other_lps == pytest.approx(lps, abs=1e-4)
+    assert alone[0][0] != alone[1][0]  # the group's two episodes differ
