@@ -348,3 +348,23 @@ def test_rollouts_repeat_whatever_the_batching(
         assert other_ids == ids
         assert other_lps == pytest.approx(lps, abs=1e-4)
     assert alone[0][0] != alone[1][0]  # the group's two episodes differ
+
+
+def test_the_buffered_cache_layer_holds_what_cat_growth_holds() -> None:
+    """The decode loop's preallocated layer (``_buffered_cache``) returns the same keys/values as
+    ``DynamicLayer``'s ``torch.cat`` growth, also when it must grow past its capacity."""
+    import torch
+    from transformers.cache_utils import DynamicLayer
+
+    from sandmle.training.decoding import _buffer_layer_class
+
+    torch.manual_seed(0)
+    keys, values = torch.randn(2, 3, 5, 4), torch.randn(2, 3, 5, 4)
+    reference, buffered = DynamicLayer(), _buffer_layer_class()(keys, values, 7)
+    reference.update(keys, values)
+    for step in range(4):  # 5 + 4 positions: past the capacity of 7 at the third
+        new_k, new_v = torch.randn(2, 3, 1, 4), torch.randn(2, 3, 1, 4)
+        ref_k, ref_v = reference.update(new_k, new_v)
+        got_k, got_v = buffered.update(new_k, new_v)
+        assert torch.equal(got_k, ref_k) and torch.equal(got_v, ref_v), step
+        assert buffered.get_seq_length() == 6 + step
