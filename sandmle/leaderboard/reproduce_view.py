@@ -50,8 +50,10 @@ def with_roles(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
     out = samples[samples["model"].isin(role_of)].copy()
     out["role"] = out["model"].map(role_of)
     out["solver"] = out["scaffold"].str.split("(").str[0]
-    out["bench"] = out["benchmark"].map(lambda b: BENCH_LABELS.get(
-        bench_of.get(b) or task_bench.get(b, b), str(b)))  # fmt: skip
+    out["bench"] = [
+        BENCH_LABELS.get(bench_of.get(b) or task_bench.get(b, b), b)
+        for b in map(str, out["benchmark"])
+    ]
     return out
 
 

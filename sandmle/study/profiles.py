@@ -19,7 +19,8 @@ from sandmle.errors import SandmleError
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "configs" / "reproduce"
 """Where the shipped profiles live (a checkout's ``configs/reproduce``)."""
 
-BENCHMARKS = ("heldout", "replicas", "dojo")
+Benchmark = Literal["heldout", "replicas", "dojo"]
+BENCHMARKS: tuple[Benchmark, ...] = ("heldout", "replicas", "dojo")
 """``heldout``: the held-out synthetic pack; ``replicas``: MLE-bench-lite micro replicas;
 ``dojo``: the same replicas in MLE-Dojo's layout."""
 
@@ -61,6 +62,8 @@ class Teacher(Strict):
     """Episodes per training task and teacher."""
     logs: list[str] = Field(default_factory=list)
     """More teacher logs (files or folders), e.g. a stronger model's."""
+    task_args: dict[str, Any] = Field(default_factory=dict)
+    """``-T`` limits of the teacher's episodes (the task's defaults when empty)."""
 
 
 class SFTStage(Strict):
@@ -89,7 +92,7 @@ class EvalStage(Strict):
     """Inspect ``GenerateConfig`` fields for every model (max_tokens, temperature, ...)."""
     scaffolds: list[dict[str, Any]] = Field(min_length=1)
     """``{solver: NAME, args: {...}}`` per scaffold; the first is the trained one."""
-    benchmarks: list[Literal["heldout", "replicas", "dojo"]] = Field(
+    benchmarks: list[Benchmark] = Field(
         default_factory=lambda: list(BENCHMARKS), min_length=1
     )
     task_args: dict[str, Any] = Field(default_factory=dict)

@@ -203,7 +203,7 @@ def stage_teacher(run: Run) -> dict[str, Any]:
         benchmarks=[
             BenchmarkEntry(
                 task="synthetic",
-                args={"pack": str(run.path("packs", "train")), **run.profile.eval.task_args},
+                args={"pack": str(run.path("packs", "train")), **teacher.task_args},
             )
         ],  # fmt: skip
         epochs=teacher.epochs,

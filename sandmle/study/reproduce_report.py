@@ -126,8 +126,8 @@ def drop_rich(drops: pd.DataFrame) -> Table:
     return out
 
 
-def _num(value: object) -> str:
-    return "—" if pd.isna(value) else f"{float(value):.0f}"  # type: ignore[arg-type]
+def _num(value: float) -> str:
+    return "—" if pd.isna(value) else f"{value:.0f}"
 
 
 def _html_table(frame: pd.DataFrame) -> str:
