@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -121,3 +122,25 @@ def test_paired_test_is_the_leaderboards_sign_flip() -> None:
     assert medal["verdict"] == "≈ tie" and medal["p"] == "1.000"
     few = view.paired_table(_frame(wins=5, ties=0), manifest)
     assert set(few["verdict"]) == {too_few()}
+
+
+def test_app_reproduce_tab_shows_the_report(
+    out: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from sandmle.leaderboard.cli import APP_FILE
+
+    monkeypatch.setenv("SANDMLE_LEADERBOARD_CACHE", str(tmp_path / "cache.pkl"))
+    monkeypatch.setattr(sys, "argv", [str(APP_FILE), str(out / "eval")])
+    app = AppTest.from_file(str(APP_FILE), default_timeout=60)
+    app.query_params["view"] = "Reproduce"
+    app.run()
+    assert not app.exception, app.exception
+    frames = [d.value for d in app.dataframe]
+    cells = next(f for f in frames if "role" in f.columns and "solver" in f.columns)
+    assert len(cells) == 8 and set(cells["role"]) == set(ROLES)
+    pairs = next(f for f in frames if "verdict" in f.columns)
+    assert set(pairs["verdict"]) == {too_few()}
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in app.get("plotly_chart")]
+    assert "training curves" in titles and any("valid %" in t for t in titles)
