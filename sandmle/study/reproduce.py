@@ -177,10 +177,15 @@ def stage_base(run: Run) -> dict[str, Any]:
     code = {
         "tiny": "from sandmle.training.tiny import build_tiny_model as b; b(Path(sys.argv[1]))",
         "smollm2": "from sandmle.training.smollm2 import convert_smollm2 as b; b(Path(sys.argv[1]))",
+        # the CPU learning test's warm start: about half its turns open a reasoning block, so
+        # the format part of the reward varies within a group (a random tiny model's never does)
+        "tiny-warm": "from sandmle.training.learning_curve import warm_model as w; "
+        "w(Path(sys.argv[1]), sys.argv[2])",
     }.get(name)
     if code is None:
         return {"model": name}
-    child(run, "base", ["-c", f"import sys; from pathlib import Path; {code}", str(folder)])
+    prelude = "import sys; from pathlib import Path; "
+    child(run, "base", ["-c", prelude + code, str(folder), str(run.path("packs", "train"))])
     return {"model": str(folder)}
 
 

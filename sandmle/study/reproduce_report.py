@@ -66,7 +66,8 @@ def rollout_rows(name: str, run_dir: Path) -> list[dict[str, Any]]:
                 value = score.value if score is not None and isinstance(score.value, dict) else {}
                 for key, got in flags.items():
                     got.append(float(value.get(key, 0.0) or 0.0))
-        step = int(step_dir.name.split("-")[-1])
+        # step-000000 holds the episodes optimizer step 1 learns from (TRL logs them as step 1)
+        step = int(step_dir.name.split("-")[-1]) + 1
         for key, got in flags.items():
             if got:
                 label = "valid rate" if key == "valid_submission" else "medal rate"
