@@ -44,6 +44,8 @@ MANIFEST = "reproduce.json"
 """Beside ``eval/``: which model is which role; the leaderboard's Reproduce tab reads it."""
 CHECKPOINT_FILE = "sandmle_checkpoint.json"
 TRAIN_CLI = "sandmle.training.cli"
+LITE_COMPETITIONS = 22
+"""Micro replicas when the profile names none: all of MLE-bench-lite."""
 HEARTBEAT_S = 30.0
 """A line this often while a child process trains, also without a terminal."""
 TASK_OF = {"heldout": "synthetic", "replicas": "mle_bench_lite", "dojo": "mle_dojo"}
@@ -399,7 +401,10 @@ def stage_eval(run: Run) -> dict[str, Any]:
     write_manifest(run)
     study = eval_study(run)
     cells = len(study.models) * len(study.scaffolds) * len(study.benchmarks)
-    total = cells * max(1, run.profile.packs.heldout.n)  # a progress scale, not a promise
+    replicas = len(run.profile.replicas.competitions or []) or LITE_COMPETITIONS
+    per_bench = {"heldout": run.profile.packs.heldout.n, "replicas": replicas, "dojo": replicas}
+    tasks = sum(min(per_bench[b], study.limit or per_bench[b]) for b in run.profile.eval.benchmarks)
+    total = len(study.models) * len(study.scaffolds) * tasks * study.epochs
     with ProgressLines(run.path("eval"), total, run.console, enabled=not run.console.is_terminal):
         ok = run_study(study, display=display())
     return {"success": ok, "cells": cells, **eval_health(run.path("eval")),

@@ -96,3 +96,24 @@ def test_a_rerun_skips_every_finished_stage(toy: tuple[Path, str]) -> None:
     assert again.returncode == 0, again.stderr[-2000:]
     skipped = [line for line in again.stdout.splitlines() if "done earlier, skipped" in line]
     assert len(skipped) == len(STAGES)
+
+
+def test_a_checkpoint_evaluates_with_inspect_eval_as_it_is(toy: tuple[Path, str]) -> None:
+    """``inspect eval --model hf/<checkpoint dir>``, the command a user would type."""
+    out, _ = toy
+    folder = view.read_manifest(out)["roles"]["GRPO-sparse"].removeprefix("hf/")
+    pack = out / "packs" / "heldout"
+    cmd = [
+        sys.executable, "-m", "inspect_ai", "eval", "sandmle/synthetic", "-T", f"pack={pack}",
+        "-T", "message_limit=4", "--limit", "1", "--model", f"hf/{folder}", "-M", "device=cpu",
+        "--max-tokens", "16", "--solver", "sandmle/react", "--log-dir", str(out.parent / "cli"),
+        "--display", "none",
+    ]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    done = subprocess.run(cmd, cwd=out.parent, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    (info,) = list_eval_logs(str(out.parent / "cli"))
+    log = read_eval_log(info.name)
+    assert log.status == "success" and not any(s.error for s in log.samples or [])
