@@ -44,8 +44,6 @@ MANIFEST = "reproduce.json"
 """Beside ``eval/``: which model is which role; the leaderboard's Reproduce tab reads it."""
 CHECKPOINT_FILE = "sandmle_checkpoint.json"
 TRAIN_CLI = "sandmle.training.cli"
-LITE_COMPETITIONS = 22
-"""Micro replicas when the profile names none: all of MLE-bench-lite."""
 HEARTBEAT_S = 30.0
 """A line this often while a child process trains, also without a terminal."""
 TASK_OF = {"heldout": "synthetic", "replicas": "mle_bench_lite", "dojo": "mle_dojo"}
@@ -170,7 +168,13 @@ def stage_replicas(run: Run) -> dict[str, Any]:
 
     spec = run.profile.replicas
     roots = build_replicas_with_dojo(run.path("replicas"), spec.competitions, seed=spec.seed)
-    return {"replicas": len(roots)}
+    dojo = [p for p in run.path("replicas", "mle-dojo").iterdir() if p.is_dir()]
+    if "dojo" in run.profile.eval.benchmarks and not dojo:
+        raise SandmleError(
+            "none of replicas.competitions has an MLE-Dojo layout (see NOT_IN_DOJO in "
+            "sandmle/benchmarks/mle_dojo/replicas.py); add one or drop the dojo benchmark"
+        )
+    return {"replicas": len(roots), "dojo_replicas": len(dojo)}
 
 
 def stage_base(run: Run) -> dict[str, Any]:
@@ -401,8 +405,12 @@ def stage_eval(run: Run) -> dict[str, Any]:
     write_manifest(run)
     study = eval_study(run)
     cells = len(study.models) * len(study.scaffolds) * len(study.benchmarks)
-    replicas = len(run.profile.replicas.competitions or []) or LITE_COMPETITIONS
-    per_bench = {"heldout": run.profile.packs.heldout.n, "replicas": replicas, "dojo": replicas}
+    replicas = run.done("replicas") or {}
+    per_bench = {
+        "heldout": run.profile.packs.heldout.n,
+        "replicas": replicas.get("replicas", 1),
+        "dojo": replicas.get("dojo_replicas", 1),
+    }
     tasks = sum(min(per_bench[b], study.limit or per_bench[b]) for b in run.profile.eval.benchmarks)
     total = len(study.models) * len(study.scaffolds) * tasks * study.epochs
     with ProgressLines(run.path("eval"), total, run.console, enabled=not run.console.is_terminal):
