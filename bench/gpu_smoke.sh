@@ -287,7 +287,7 @@ REPRODUCE_PROFILE="${REPRODUCE_PROFILE:-$([[ "$DEVICE" == cuda ]] && echo gpu-1 
 if [[ "$REPRODUCE_PROFILE" != none ]]; then
   stage "(d) sandmle reproduce --profile $REPRODUCE_PROFILE"
   # from $WORK: in the checkout, 'sandmle/<task>' would name the source folder
-  (cd "$WORK" && python -m sandmle reproduce --profile "$REPRODUCE_PROFILE" --out "$WORK/reproduce") \
+  (cd "$WORK" && python -m sandmle.cli reproduce --profile "$REPRODUCE_PROFILE" --out "$WORK/reproduce") \
     >"$WORK/reproduce.log" 2>&1 || die "reproduce failed (see $WORK/reproduce.log)"
 fi
 

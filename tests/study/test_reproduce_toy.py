@@ -21,7 +21,7 @@ STAGES = ["packs", "replicas", "base", "teacher", "sft", "grpo-dense", "grpo-spa
 
 
 def _reproduce(out: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "sandmle", "reproduce", "--profile", "toy", "--out", str(out)]
+    cmd = [sys.executable, "-m", "sandmle.cli", "reproduce", "--profile", "toy", "--out", str(out)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     # outside the checkout: there 'sandmle/<task>' would name the source folder
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=5400)
