@@ -79,7 +79,9 @@ def cell_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
             for (r, s, b), g in samples.groupby(["role", "solver", "bench"], sort=False)]  # fmt: skip
     table = pd.DataFrame(rows)[columns]
     order = {role: i for i, role in enumerate(role_order(manifest))}
-    solvers = {s: i for i, s in enumerate(dict.fromkeys(samples["solver"]))}
+    solvers = {
+        s: i for i, s in enumerate(manifest.get("scaffolds") or dict.fromkeys(samples["solver"]))
+    }
     trained = manifest.get("trained_scaffold")
     table["_k"] = [(b, order.get(r, 99), s != trained, solvers.get(s, 99))
                    for r, s, b in zip(table["role"], table["solver"], table["bench"], strict=True)]  # fmt: skip
@@ -101,7 +103,7 @@ def paired_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFram
     for a, b in PAIRS:
         if not {a, b} <= present:
             continue
-        for (bench, solver), part in samples.groupby(["bench", "solver"], sort=False):
+        for (bench, solver), part in samples.groupby(["bench", "solver"], sort=True):
             for metric, label in METRICS.items():
                 series = {r: stats.per_competition(part[part["role"] == r], metric) for r in (a, b)}
                 c = stats.compare(series[a], series[b])
@@ -128,7 +130,10 @@ def drop_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
         mean_unseen = unseen.mean() if len(unseen) else math.nan
         rows.append([role, bench, by_solver[trained], mean_unseen,
                      by_solver[trained] - mean_unseen, worst])  # fmt: skip
-    return pd.DataFrame(rows, columns=columns)
+    order = {role: i for i, role in enumerate(role_order(manifest))}
+    table = pd.DataFrame(rows, columns=columns)
+    return table.sort_values(["bench", "role"], key=lambda c: c.map(order) if c.name == "role" else c,
+                             kind="stable").reset_index(drop=True)  # fmt: skip
 
 
 def read_curves(folder: Path) -> pd.DataFrame:

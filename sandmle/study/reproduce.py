@@ -388,6 +388,7 @@ def write_manifest(run: Run) -> Path:
         "profile": run.profile.name,
         "roles": {role: model_name(run, m) for role, m in roles(run).items()},
         "trained_scaffold": run.profile.eval.scaffolds[0]["solver"],
+        "scaffolds": [s["solver"] for s in run.profile.eval.scaffolds],
         "benchmarks": {BENCH_NAME[b]: b for b in run.profile.eval.benchmarks},
         "packs": run.done("packs"),
         "runs": {

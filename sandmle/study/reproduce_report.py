@@ -20,7 +20,7 @@ from rich.table import Table
 from sandmle.leaderboard import reproduce_view as view
 from sandmle.leaderboard.export import export_html
 from sandmle.leaderboard.logs import SCORER, load_logs
-from sandmle.leaderboard.stats import MIN_DECIDABLE
+from sandmle.leaderboard.stats import MIN_DECIDABLE, too_few
 
 LOADED_NOTE = (
     "Figures from a shared, loaded machine: timings are 'loaded'. Rates are % of sample-epochs "
@@ -106,15 +106,18 @@ def cells_rich(table: pd.DataFrame) -> Table:
     return out
 
 
-def pairs_rich(pairs: pd.DataFrame) -> Table:
-    out = _table("paired tests on shared tasks (A − B in points)",
-                 ["A vs B", "bench", "solver", "metric", "A − B", "p", "k", "verdict"],
-                 "k: shared tasks; verdict 'too few shared competitions' = no power")  # fmt: skip
-    for _, row in pairs.iterrows():
-        verdict = str(row["verdict"]).replace("too few shared competitions to decide", "too few")
-        out.add_row(f"{row['A']} vs {row['B']}", str(row["bench"]), str(row["solver"]),
-                    str(row["metric"]), str(row["A − B"]), str(row["p"]), str(row["tasks"]),
-                    verdict)  # fmt: skip
+def pairs_rich(pairs: pd.DataFrame, trained: str) -> Table:
+    """The pairs under the trained scaffold (every scaffold's: report.html and the app)."""
+    out = _table(
+        f"paired tests under {trained} on shared tasks (A − B in points)",
+        ["A vs B", "bench", "metric", "A − B", "p", "k", "verdict"],
+        f"k: shared tasks; 'too few (k < {MIN_DECIDABLE})': no outcome could be significant (no "
+        "power). Every scaffold's pairs: report.html, the app's Reproduce tab.",
+    )
+    for _, row in pairs[pairs["solver"] == trained].iterrows():
+        verdict = str(row["verdict"]).replace(too_few(), f"too few (k < {MIN_DECIDABLE})")
+        out.add_row(f"{row['A']} vs {row['B']}", str(row["bench"]), str(row["metric"]),
+                    str(row["A − B"]), str(row["p"]), str(row["tasks"]), verdict)  # fmt: skip
     return out
 
 
@@ -169,7 +172,8 @@ def write_reproduce_report(out: Path, console: Console | None = None) -> Path:
     pairs = view.paired_table(samples, manifest)
     drops = view.drop_table(samples, manifest)
     curves = write_curves(out, manifest)
-    for table in (cells_rich(cells), pairs_rich(pairs), drop_rich(drops)):
+    trained = str(manifest.get("trained_scaffold", "react"))
+    for table in (cells_rich(cells), pairs_rich(pairs, trained), drop_rich(drops)):
         console.print(table)
     console.print(LOADED_NOTE, highlight=False)
     path = out / "report.html"
