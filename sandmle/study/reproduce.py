@@ -349,8 +349,10 @@ def model_name(run: Run, model: str) -> str:
 
 
 def benchmark_entries(run: Run) -> list[BenchmarkEntry]:
+    chosen = run.profile.replicas.competitions  # named: no warning for each lite one left out
+    picked = {"competitions": ",".join(chosen)} if chosen else {}
     data = {"heldout": {"pack": str(run.path("packs", "heldout"))},
-            "replicas": {"data_dir": str(run.path("replicas"))},
+            "replicas": {"data_dir": str(run.path("replicas"))} | picked,
             "dojo": {"data_dir": str(run.path("replicas", "mle-dojo"))}}  # fmt: skip
     return [
         BenchmarkEntry(task=TASK_OF[name], args={**data[name], **run.profile.eval.task_args})
