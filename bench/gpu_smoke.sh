@@ -351,7 +351,7 @@ def reproduce_figures(folder: Path) -> dict | None:
     return {
         "profile": reproduce_profile,
         "stage_seconds": {name: outcome.get("seconds") for name, outcome in stages.items()},
-        "eval": {k: v for k, v in stages.get("eval", {}).items() if k not in ("logs", "seconds")},
+        "eval": {k: v for k, v in stages.get("eval", {}).items() if k not in ("log_dir", "seconds")},
     }
 
 

@@ -418,8 +418,8 @@ def stage_eval(run: Run) -> dict[str, Any]:
     total = len(study.models) * len(study.scaffolds) * tasks * study.epochs
     with ProgressLines(run.path("eval"), total, run.console, enabled=not run.console.is_terminal):
         ok = run_study(study, display=display())
-    return {"success": ok, "cells": cells, **eval_health(run.path("eval")),
-            "logs": str(run.path("eval"))}  # fmt: skip
+    health = eval_health(run.path("eval"))
+    return {"success": ok, "cells": cells, **health, "log_dir": str(run.path("eval"))}
 
 
 def eval_health(log_dir: Path) -> dict[str, int]:
