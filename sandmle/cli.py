@@ -277,6 +277,22 @@ def study(
     raise typer.Exit(0 if ok else 1)
 
 
+@app.command()
+def reproduce(
+    profile: Annotated[
+        str, typer.Option(help="Profile: toy, cpu-micro, gpu-1, paper, or a YAML file.")
+    ],
+    out: Annotated[Path, typer.Option(help="Output folder; rerunning skips finished stages.")],
+) -> None:
+    """The paper's protocol end to end: packs, Seed-SFT, GRPO dense/sparse, evals, report."""
+    from sandmle.study.reproduce import run_reproduce
+
+    _agent_runtime_ready()
+    with inspect_input_errors(out / "eval"):
+        ok = run_reproduce(profile, out)
+    raise typer.Exit(0 if ok else 1)
+
+
 sandbox_app = typer.Typer(help="Agent sandboxes.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from streamlit.elements.lib.column_types import ColumnConfig
 
 DIRS_ENV = "SANDMLE_LEADERBOARD_DIRS"
-TABS = ["Leaderboard", "Generalization", "Benchmarks", "Training", "Samples"]
+TABS = ["Leaderboard", "Generalization", "Benchmarks", "Training", "Reproduce", "Samples"]
 
 
 def default_log_dirs(argv: list[str], environ: dict[str, str]) -> list[str]:
@@ -182,6 +182,36 @@ def training_tab(samples: pd.DataFrame) -> None:
     st.dataframe(tables.display_table(curves), hide_index=True, key="curve_table")
 
 
+REPRODUCE_EMPTY = (
+    "No `sandmle reproduce` run among these log dirs: open its `eval/` folder (e.g. "
+    "`sandmle leaderboard runs/reproduce-toy/eval`); the tab reads `reproduce.json` beside it."
+)
+
+
+def reproduce_tab(samples: pd.DataFrame, log_dirs: list[str]) -> None:
+    """The paper in miniature: per-role cells, paired tests, cross-scaffold drop, curves."""
+    from sandmle.leaderboard import reproduce_view as view
+
+    folders = [f for f in map(view.manifest_dir, log_dirs) if f is not None]
+    if not folders:
+        st.info(REPRODUCE_EMPTY)
+        return
+    folder = folders[0]
+    manifest = view.read_manifest(folder)
+    mine = view.with_roles(samples, manifest)
+    st.caption(f"profile {manifest.get('profile')} · {folder} · trained scaffold "
+               f"{manifest.get('trained_scaffold')}")  # fmt: skip
+    cells = view.cell_table(mine, manifest)
+    st.plotly_chart(view.cells_figure(cells, "valid_submission"), key="repro_valid")
+    st.plotly_chart(view.cells_figure(cells, "above_median"), key="repro_median")
+    st.dataframe(cells, hide_index=True, key="repro_cells")
+    st.subheader("Paired tests on shared tasks")
+    st.dataframe(view.paired_table(mine, manifest), hide_index=True, key="repro_pairs")
+    st.subheader("Cross-scaffold drop (valid %)")
+    st.dataframe(view.drop_table(mine, manifest), hide_index=True, key="repro_drop")
+    st.plotly_chart(view.curve_figure(view.read_curves(folder)), key="repro_curves")
+
+
 def _skipped(loaded: LoadedLogs) -> None:
     if loaded.skipped:
         with st.expander(f"⚠ {len(loaded.skipped)} log(s) skipped"):
@@ -208,6 +238,8 @@ def render(loaded: LoadedLogs, log_dirs: list[str]) -> None:
                 benchmarks_tab(table, samples)
             elif name == "Training":
                 training_tab(samples)
+            elif name == "Reproduce":
+                reproduce_tab(samples, log_dirs)
             else:
                 samples_tab(samples, log_dirs)
 

@@ -55,16 +55,21 @@ class CheckpointInfo(BaseModel):
 
 
 def checkpoint_label(info: CheckpointInfo) -> str:
-    """``base``, ``SFT step 50`` or ``GRPO step 200``: how the leaderboard names a model's kind.
+    """``base``, ``SFT step 50``, ``GRPO step 200`` or ``GRPO-sparse step 200``: how the
+    leaderboard names a model's kind.
 
     >>> checkpoint_label(CheckpointInfo(kind="grpo", step=200))
     'GRPO step 200'
     >>> checkpoint_label(CheckpointInfo(kind="sft")), checkpoint_label(CheckpointInfo())
     ('SFT', 'base')
+    >>> checkpoint_label(CheckpointInfo(kind="grpo", step=200, reward_mode="sparse"))
+    'GRPO-sparse step 200'
     >>> checkpoint_label(CheckpointInfo(step=40))  # a step in the name, no metadata file
     'step 40'
     """
     kind = {"sft": "SFT", "grpo": "GRPO"}.get(info.kind or "")
+    if kind == "GRPO" and info.reward_mode == "sparse":  # the ablation, told apart from dense
+        kind = "GRPO-sparse"
     step = f"step {info.step}" if info.step is not None else ""
     if kind is None:
         return step or "base"

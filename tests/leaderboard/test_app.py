@@ -59,7 +59,7 @@ def test_compact_table_charts_and_download(monkeypatch: pytest.MonkeyPatch, log_
     ]  # fmt: skip
     assert set(table["model"]) == {*MODELS, *CHECKPOINTS}
     assert [tab.label for tab in app.tabs] == [
-        "Leaderboard", "Generalization", "Benchmarks", "Training", "Samples",
+        "Leaderboard", "Generalization", "Benchmarks", "Training", "Reproduce", "Samples",
     ]  # fmt: skip
     bars = next(c for c in _charts(app) if "by benchmark" in c["layout"]["title"]["text"])
     assert bars["layout"]["yaxis"]["range"] == [-5.0, 105.0]

@@ -1,0 +1,172 @@
+"""The paper-in-miniature report: base / SFT / GRPO / GRPO-sparse side by side.
+
+``sandmle reproduce`` writes ``reproduce.json`` beside its ``eval/`` log dir, naming which model
+is which role and which scaffold was trained. From the leaderboard's samples this module builds
+the report's tables (one per question of the paper) and its training-curve figure; the CLI, the
+HTML report and the app's Reproduce tab all show these same frames.
+
+Every comparison is the leaderboard's one paired test (``stats.compare``: exact sign-flip on
+per-competition means, "too few shared competitions" below ``stats.MIN_DECIDABLE``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from sandmle.leaderboard import stats
+
+MANIFEST = "reproduce.json"
+CURVES = "curves.csv"
+"""Training curves (run, step, metric, value), written by ``sandmle reproduce``'s report stage."""
+METRICS = {"valid_submission": "valid", "any_medal": "medal", "above_median": ">median"}
+BENCH_LABELS = {"heldout": "held-out", "replicas": "lite", "dojo": "dojo"}
+PAIRS = [("GRPO", "SFT"), ("GRPO", "GRPO-sparse"), ("GRPO-from-base", "base")]
+"""The paper's comparisons: GRPO vs the SFT start, dense vs sparse, (GRPO from base vs base)."""
+
+
+def manifest_dir(log_dir: str | Path) -> Path | None:
+    """The reproduce folder a log dir belongs to (it, or its parent, holds the manifest)."""
+    for folder in (Path(log_dir), Path(log_dir).parent):
+        if (folder / MANIFEST).is_file():
+            return folder
+    return None
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    return dict(json.loads((folder / MANIFEST).read_text(encoding="utf-8")))
+
+
+def with_roles(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
+    """The manifest's models only, with ``role``, ``solver`` and ``bench`` columns."""
+    role_of = {model: role for role, model in manifest["roles"].items()}
+    bench_of = manifest.get("benchmarks", {})
+    task_bench = {"synthetic": "heldout", "mle-bench-lite": "replicas", "mle-dojo": "dojo"}
+    out = samples[samples["model"].isin(role_of)].copy()
+    out["role"] = out["model"].map(role_of)
+    out["solver"] = out["scaffold"].str.split("(").str[0]
+    out["bench"] = [
+        BENCH_LABELS.get(bench_of.get(b) or task_bench.get(b, b), b)
+        for b in map(str, out["benchmark"])
+    ]
+    return out
+
+
+def role_order(manifest: dict[str, Any]) -> list[str]:
+    return list(manifest["roles"])
+
+
+def _rate_cells(group: pd.DataFrame) -> dict[str, Any]:
+    cells: dict[str, Any] = {"n": len(group)}
+    for metric in METRICS:
+        r = stats.rate(group[metric].astype(float), group["competition_id"])
+        cells[metric], cells[f"{metric}_low"], cells[f"{metric}_high"] = r.value, r.low, r.high
+    return cells
+
+
+def cell_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
+    """One row per role × scaffold × benchmark: valid / medal / above-median with intervals."""
+    columns = ["role", "solver", "bench", "n"]
+    columns += [f"{m}{s}" for m in METRICS for s in ("", "_low", "_high")]
+    if samples.empty:
+        return pd.DataFrame(columns=columns)
+    rows = [{"role": r, "solver": s, "bench": b, **_rate_cells(g)}
+            for (r, s, b), g in samples.groupby(["role", "solver", "bench"], sort=False)]  # fmt: skip
+    table = pd.DataFrame(rows)[columns]
+    order = {role: i for i, role in enumerate(role_order(manifest))}
+    solvers = {
+        s: i for i, s in enumerate(manifest.get("scaffolds") or dict.fromkeys(samples["solver"]))
+    }
+    trained = manifest.get("trained_scaffold")
+    table["_k"] = [(b, order.get(r, 99), s != trained, solvers.get(s, 99))
+                   for r, s, b in zip(table["role"], table["solver"], table["bench"], strict=True)]  # fmt: skip
+    return table.sort_values("_k", kind="stable").drop(columns="_k").reset_index(drop=True)
+
+
+def rate_text(row: pd.Series, metric: str) -> str:
+    value, low, high = (row[f"{metric}{s}"] for s in ("", "_low", "_high"))
+    if pd.isna(value):
+        return "—"
+    return f"{100 * value:.0f} [{100 * low:.0f}–{100 * high:.0f}]"
+
+
+def paired_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
+    """The paper's pairs on shared tasks, per benchmark × scaffold × metric."""
+    columns = ["A", "B", "bench", "solver", "metric", "A − B", "p", "tasks", "verdict"]
+    rows = []
+    present = set(samples["role"]) if not samples.empty else set()
+    for a, b in PAIRS:
+        if not {a, b} <= present:
+            continue
+        for (bench, solver), part in samples.groupby(["bench", "solver"], sort=True):
+            for metric, label in METRICS.items():
+                series = {r: stats.per_competition(part[part["role"] == r], metric) for r in (a, b)}
+                c = stats.compare(series[a], series[b])
+                verdict = {"A better": f"{a} better", "B better": f"{b} better"}.get(
+                    c.label, c.label
+                )
+                diff = "—" if math.isnan(c.diff) else f"{100 * c.diff:+.0f}"
+                rows.append([a, b, bench, solver, label, diff,
+                             "—" if c.pairs == 0 else f"{c.p_value:.3f}", c.pairs, verdict])  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def drop_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
+    """Valid rate under the trained scaffold vs the unseen ones, per role and benchmark."""
+    trained = manifest.get("trained_scaffold", "react")
+    columns = ["role", "bench", "trained", "unseen", "drop", "worst unseen"]
+    rows = []
+    for (role, bench), part in samples.groupby(["role", "bench"], sort=False):
+        by_solver = part.groupby("solver")["valid_submission"].mean() * 100
+        if trained not in by_solver:
+            continue
+        unseen = by_solver.drop(trained)
+        worst = f"{unseen.idxmin()} {unseen.min():.0f}" if len(unseen) else "—"
+        mean_unseen = unseen.mean() if len(unseen) else math.nan
+        rows.append([role, bench, by_solver[trained], mean_unseen,
+                     by_solver[trained] - mean_unseen, worst])  # fmt: skip
+    order = {role: i for i, role in enumerate(role_order(manifest))}
+    table = pd.DataFrame(rows, columns=columns)
+    return table.sort_values(["bench", "role"], key=lambda c: c.map(order) if c.name == "role" else c,
+                             kind="stable").reset_index(drop=True)  # fmt: skip
+
+
+def read_curves(folder: Path) -> pd.DataFrame:
+    path = folder / CURVES
+    if not path.is_file():
+        return pd.DataFrame(columns=["run", "step", "metric", "value"])
+    return pd.read_csv(path)
+
+
+def curve_figure(curves: pd.DataFrame, title: str = "training curves") -> go.Figure:
+    """One line per run × metric over optimizer steps (reward parts, valid and medal rate)."""
+    fig = go.Figure()
+    for (run, metric), part in curves.groupby(["run", "metric"], sort=True):
+        part = part.sort_values("step")
+        fig.add_trace(go.Scatter(x=part["step"], y=part["value"], mode="lines+markers",
+                                 name=f"{run} · {metric}"))  # fmt: skip
+    if curves.empty:
+        fig.add_annotation(text="no training curves recorded", showarrow=False, x=0.5, y=0.5,
+                           xref="paper", yref="paper")  # fmt: skip
+    fig.update_layout(title=title, height=460, xaxis_title="optimizer step",
+                      yaxis_title="mean over the step's episodes", legend={"font": {"size": 11}})  # fmt: skip
+    return fig
+
+
+def cells_figure(table: pd.DataFrame, metric: str = "valid_submission") -> go.Figure:
+    """Grouped bars: each role's rate per benchmark · scaffold, with its Wilson interval."""
+    fig = go.Figure()
+    for role, part in table.groupby("role", sort=False):
+        x = part["bench"] + " · " + part["solver"]
+        y = 100 * part[metric]
+        fig.add_trace(go.Bar(x=x, y=y, name=str(role), error_y={
+            "type": "data", "symmetric": False, "array": 100 * part[f"{metric}_high"] - y,
+            "arrayminus": y - 100 * part[f"{metric}_low"]}))  # fmt: skip
+    fig.update_layout(barmode="group", height=460, yaxis={"range": [0, 105], "title": "%"},
+                      title=f"{METRICS[metric]} % per benchmark · scaffold (95% Wilson)")  # fmt: skip
+    return fig

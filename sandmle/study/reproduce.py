@@ -1,0 +1,452 @@
+"""``sandmle reproduce``: the SandMLE paper's protocol end to end, at a profile's scale.
+
+Stages, in order, each leaving ``<out>/stages/<stage>.json`` when it finished, so a rerun of
+the same command skips it (the eval stage is Inspect's ``eval_set``, which also resumes inside):
+
+1. ``packs``: a training pack and a held-out pack, each from a fresh secret (never the same);
+2. ``replicas``: MLE-bench-lite micro replicas and their MLE-Dojo layout;
+3. ``base``: the base model as a local folder (the tiny model built, SmolLM2 converted);
+4. ``teacher``: the teacher policies' episodes on the training pack, trained scaffold;
+5. ``sft``: Seed-SFT of the base model on the kept teacher episodes;
+6. ``grpo-dense`` / ``grpo-sparse`` (/ ``grpo-base``): GRPO from the SFT checkpoint with the
+   dense and the sparse reward, same budget (and from base where the profile says so);
+7. ``eval``: every model under every scaffold on the held-out pack and the replicas;
+8. ``report``: CLI tables, ``report.html`` and the leaderboard's ``Reproduce`` tab data.
+
+Training stages run ``sandmle train`` in a child process (its own memory, its own log under
+``<out>/logs/``): the study floor does not import the training package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+
+from sandmle.errors import SandmleError
+from sandmle.harness.solvers import AGENT_ERROR_KEY
+from sandmle.study.config import BenchmarkEntry, ModelEntry, ScaffoldEntry, StudyConfig
+from sandmle.study.demo import ProgressLines
+from sandmle.study.profiles import Profile, load_profile
+from sandmle.study.runner import run_study
+
+MANIFEST = "reproduce.json"
+"""Beside ``eval/``: which model is which role; the leaderboard's Reproduce tab reads it."""
+CHECKPOINT_FILE = "sandmle_checkpoint.json"
+TRAIN_CLI = "sandmle.training.cli"
+HEARTBEAT_S = 30.0
+"""A line this often while a child process trains, also without a terminal."""
+TASK_OF = {"heldout": "synthetic", "replicas": "mle_bench_lite", "dojo": "mle_dojo"}
+BENCH_NAME = {"heldout": "synthetic", "replicas": "mle-bench-lite", "dojo": "mle-dojo"}
+"""The benchmark name each task writes into its logs' metadata."""
+
+
+class Run:
+    """One ``reproduce`` output folder and the profile it belongs to."""
+
+    def __init__(self, profile: Profile, profile_file: Path, out: Path, console: Console):
+        self.profile, self.profile_file, self.console = profile, profile_file, console
+        self.out = out.resolve()
+
+    def path(self, *parts: str) -> Path:
+        return self.out.joinpath(*parts)
+
+    def marker(self, stage: str) -> Path:
+        return self.path("stages", f"{stage}.json")
+
+    def done(self, stage: str) -> dict[str, Any] | None:
+        try:
+            return dict(json.loads(self.marker(stage).read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return None
+
+    def finish(self, stage: str, outcome: dict[str, Any]) -> None:
+        self.marker(stage).parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.marker(stage).with_suffix(".tmp")
+        tmp.write_text(json.dumps(outcome, indent=2, default=str) + "\n", encoding="utf-8")
+        tmp.replace(self.marker(stage))  # a marker is whole or absent
+
+
+def claim_out_dir(profile: Profile, out: Path) -> None:
+    """``out`` belongs to one profile: a rerun with another one is refused, never mixed in."""
+    out.mkdir(parents=True, exist_ok=True)
+    saved = out / "profile.yaml"
+    text = yaml.safe_dump(profile.model_dump(mode="json"), sort_keys=True)
+    if saved.is_file() and saved.read_text(encoding="utf-8") != text:
+        raise SandmleError(
+            f"{out} holds a run of another profile (or an edited one): {saved} differs; "
+            "use a fresh --out"
+        )
+    saved.write_text(text, encoding="utf-8")
+
+
+def stage_names(profile: Profile) -> list[str]:
+    names = ["packs", "replicas", "base", "teacher", "sft", "grpo-dense"]
+    names += ["grpo-sparse"] if profile.grpo.sparse else []
+    names += ["grpo-base"] if profile.grpo.from_base else []
+    return [*names, "eval", "report"]
+
+
+def run_reproduce(profile_name: str | Path, out: Path, console: Console | None = None) -> bool:
+    """Run (or resume) every stage; True when every eval finished successfully."""
+    console = console or Console()
+    profile, profile_file = load_profile(profile_name)
+    run = Run(profile, profile_file, out, console)
+    claim_out_dir(profile, run.out)
+    stages: dict[str, Callable[[Run], dict[str, Any]]] = {
+        "packs": stage_packs,
+        "replicas": stage_replicas,
+        "base": stage_base,
+        "teacher": stage_teacher,
+        "sft": stage_sft,
+        "grpo-dense": lambda r: stage_grpo(r, "dense", "sft"),
+        "grpo-sparse": lambda r: stage_grpo(r, "sparse", "sft"),
+        "grpo-base": lambda r: stage_grpo(r, "dense", "base"),
+        "eval": stage_eval,
+        "report": stage_report,
+    }
+    names = stage_names(profile)
+    for i, name in enumerate(names, 1):
+        if name != "report" and run.done(name) is not None:
+            console.print(f"[{i}/{len(names)}] {name}: done earlier, skipped", highlight=False)
+            continue
+        console.print(f"[{i}/{len(names)}] {name}: running", highlight=False)
+        start = time.monotonic()
+        outcome = stages[name](run)
+        outcome["seconds"] = round(time.monotonic() - start, 1)
+        if name != "eval" or outcome.get("success"):  # an unfinished eval reruns next time
+            run.finish(name, outcome)
+        console.print(f"[{i}/{len(names)}] {name}: {summary(outcome)}", highlight=False)
+    return bool((run.done("eval") or {}).get("success"))
+
+
+def summary(outcome: dict[str, Any]) -> str:
+    shown = {k: v for k, v in outcome.items() if isinstance(v, (int, float, str, bool))}
+    return ", ".join(f"{k} {v}" for k, v in shown.items())
+
+
+def fingerprint(secret_file: Path) -> str:
+    """A short hash of a pack's secret: shows two packs differ without revealing either."""
+    return hashlib.sha256(secret_file.read_bytes().strip()).hexdigest()[:12]
+
+
+def stage_packs(run: Run) -> dict[str, Any]:
+    from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
+    from sandmle.benchmarks.synthetic.secret import new_secret
+
+    outcome: dict[str, Any] = {}
+    for part in ("train", "heldout"):
+        spec = getattr(run.profile.packs, part)
+        folder = run.path("packs", part)
+        secret_file = folder / "generation" / "secret.txt"
+        secret = secret_file.read_text(encoding="utf-8").strip() if secret_file.is_file() else None
+        pack = PackSpec(name=f"{run.profile.name}-{part}", n=spec.n, seed=spec.seed,
+                        modalities=spec.modalities, secret=secret or new_secret())  # fmt: skip
+        results = generate_pack(pack, folder, workers=1)
+        failed = [o.index for o in results if not o.task_id]
+        if failed:
+            raise SandmleError(f"{part} pack: slots {failed} rejected on every attempt")
+        outcome[f"{part}_tasks"] = len(results)
+        outcome[f"{part}_secret"] = fingerprint(secret_file)
+    if outcome["train_secret"] == outcome["heldout_secret"]:
+        raise SandmleError("the training and held-out packs share a secret")
+    return outcome
+
+
+def stage_replicas(run: Run) -> dict[str, Any]:
+    from sandmle.benchmarks.mle_dojo.replicas import build_replicas_with_dojo
+
+    spec = run.profile.replicas
+    roots = build_replicas_with_dojo(run.path("replicas"), spec.competitions, seed=spec.seed)
+    dojo = [p for p in run.path("replicas", "mle-dojo").iterdir() if p.is_dir()]
+    if "dojo" in run.profile.eval.benchmarks and not dojo:
+        raise SandmleError(
+            "none of replicas.competitions has an MLE-Dojo layout (see NOT_IN_DOJO in "
+            "sandmle/benchmarks/mle_dojo/replicas.py); add one or drop the dojo benchmark"
+        )
+    return {"replicas": len(roots), "dojo_replicas": len(dojo)}
+
+
+def stage_base(run: Run) -> dict[str, Any]:
+    """The base model as a folder everything else starts from (an HF id stays an id)."""
+    name, folder = run.profile.model, run.path("models", "base")
+    code = {
+        "tiny": "from sandmle.training.tiny import build_tiny_model as b; b(Path(sys.argv[1]))",
+        "smollm2": "from sandmle.training.smollm2 import convert_smollm2 as b; b(Path(sys.argv[1]))",
+        # the CPU learning test's warm start: about half its turns open a reasoning block, so
+        # the format part of the reward varies within a group (a random tiny model's never does)
+        "tiny-warm": "from sandmle.training.learning_curve import warm_model as w; "
+        "w(Path(sys.argv[1]), sys.argv[2])",
+    }.get(name)
+    if code is None:
+        return {"model": name}
+    prelude = "import sys; from pathlib import Path; "
+    child(run, "base", ["-c", prelude + code, str(folder), str(run.path("packs", "train"))])
+    return {"model": str(folder)}
+
+
+def base_model(run: Run) -> str:
+    return str((run.done("base") or {}).get("model") or run.profile.model)
+
+
+def trained_scaffold(run: Run) -> ScaffoldEntry:
+    rollout = run.profile.grpo.run.get("rollout", {})
+    return ScaffoldEntry(solver=rollout.get("solver", "react"), args=rollout.get("solver_args", {}))
+
+
+def stage_teacher(run: Run) -> dict[str, Any]:
+    teacher = run.profile.teacher
+    study = StudyConfig(
+        name=f"{run.profile.name}-teacher",
+        log_dir=str(run.path("teacher")),
+        models=[ModelEntry(model=m) for m in teacher.models],
+        scaffolds=[trained_scaffold(run)],
+        benchmarks=[
+            BenchmarkEntry(
+                task="synthetic",
+                args={"pack": str(run.path("packs", "train")), **teacher.task_args},
+            )
+        ],  # fmt: skip
+        epochs=teacher.epochs,
+        sandbox=run.profile.sandbox,
+        max_samples=run.profile.eval.max_samples,
+        max_tasks=run.profile.eval.max_tasks,
+    )
+    if not run_study(study, display=display()):
+        raise SandmleError(f"teacher episodes did not all finish (logs in {run.path('teacher')})")
+    return {"logs": str(run.path("teacher"))}
+
+
+def stage_sft(run: Run) -> dict[str, Any]:
+    sft = run.profile.sft
+    config = {
+        "model": base_model(run),
+        "logs": eval_files([run.path("teacher"), *map(Path, run.profile.teacher.logs)]),
+        "keep": sft.keep,
+        "training": {**sft.training, "output_dir": str(run.path("runs", "sft"))},
+    }
+    path = write_config(run, "sft", config)
+    child(run, "sft", ["-m", TRAIN_CLI, "sft", "--config", str(path)])
+    return {"checkpoint": str(labelled(run.path("runs", "sft", "final"), "sft"))}
+
+
+def stage_grpo(run: Run, mode: str, start: str) -> dict[str, Any]:
+    name = "grpo-base" if start == "base" else f"grpo-{mode}"
+    model = base_model(run) if start == "base" else (run.done("sft") or {})["checkpoint"]
+    config = dict(run.profile.grpo.run)
+    if "base" in config:  # relative to the profile file, as the run file's own base: is
+        config["base"] = str((run.profile_file.parent / str(config["base"])).resolve())
+    config["model"] = model
+    config["rollout"] = {**config.get("rollout", {}), "pack": str(run.path("packs", "train"))}
+    config["reward"] = {**config.get("reward", {}), "mode": mode}
+    config["training"] = {**config.get("training", {}), "output_dir": str(run.path("runs", name))}
+    path = write_config(run, name, config)
+    child(run, name, ["-m", TRAIN_CLI, "grpo", "--config", str(path)])
+    folder = labelled(last_checkpoint(run.path("runs", name)), "grpo", mode)
+    return {"checkpoint": str(folder), "start": start, "reward_mode": mode}
+
+
+def eval_files(paths: list[Path]) -> list[str]:
+    """Inspect log files: a folder's ``*.eval`` files, not eval_set's own JSON bookkeeping
+    (``logs.json``, ``eval-set.json``), which SFT's reader would take for logs."""
+    found: list[str] = []
+    for path in paths:
+        if not path.exists():
+            raise SandmleError(f"teacher logs {path} do not exist")
+        found += map(str, sorted(path.rglob("*.eval")) if path.is_dir() else [path])
+    return found
+
+
+def write_config(run: Run, name: str, config: dict[str, Any]) -> Path:
+    path = run.path("configs", f"{name}.yaml")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def last_checkpoint(folder: Path) -> Path:
+    found = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    if not found:
+        raise SandmleError(f"training wrote no checkpoint under {folder}")
+    return found[-1]
+
+
+def labelled(folder: Path, kind: str, reward_mode: str | None = None) -> Path:
+    """The checkpoint, checked to say what it is: any tool must tell base/SFT/GRPO apart."""
+    try:
+        info = json.loads((folder / CHECKPOINT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise SandmleError(f"{folder}: no readable {CHECKPOINT_FILE}") from None
+    if info.get("kind") != kind or info.get("step") is None:
+        raise SandmleError(
+            f"{folder}: {CHECKPOINT_FILE} says kind {info.get('kind')!r}, not {kind}"
+        )
+    if reward_mode is not None and info.get("reward_mode") != reward_mode:
+        raise SandmleError(f"{folder}: reward_mode {info.get('reward_mode')!r}, not {reward_mode}")
+    return folder
+
+
+def child(run: Run, stage: str, args: list[str]) -> None:
+    """``python ARGS`` with output to ``<out>/logs/<stage>.log``; a line every ``HEARTBEAT_S``."""
+    log = run.path("logs", f"{stage}.log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    with log.open("w", encoding="utf-8") as sink:
+        launch = run.profile.launch if args[:2] == ["-m", TRAIN_CLI] else None
+        proc = subprocess.Popen(
+            [*(launch or [sys.executable]), *args], stdout=sink, stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )  # fmt: skip
+        try:
+            while proc.poll() is None:
+                try:
+                    proc.wait(timeout=HEARTBEAT_S)
+                except subprocess.TimeoutExpired:
+                    elapsed = int(time.monotonic() - start)
+                    run.console.print(f"  {stage}: {elapsed // 60}:{elapsed % 60:02d} elapsed, "
+                                      f"log {log}", highlight=False)  # fmt: skip
+        except BaseException:
+            proc.terminate()
+            proc.wait()
+            raise
+    if proc.returncode != 0:
+        last = reason(log.read_text(encoding="utf-8", errors="replace"))
+        raise SandmleError(f"{stage} failed (exit {proc.returncode}): {last} (log: {log})")
+
+
+def reason(text: str) -> str:
+    """The line of a child's log that says why it failed: ``error:`` or the exception line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if line.startswith("error:") or re.match(r"^[A-Za-z_.]*(Error|Exception)\b", line):
+            return line[:200]
+    return lines[-1][:200] if lines else "no output"
+
+
+def roles(run: Run) -> dict[str, str]:
+    """Role → model folder or id, in the report's order."""
+    out = {"base": base_model(run), "SFT": (run.done("sft") or {})["checkpoint"]}
+    out["GRPO"] = (run.done("grpo-dense") or {})["checkpoint"]
+    if run.profile.grpo.sparse:
+        out["GRPO-sparse"] = (run.done("grpo-sparse") or {})["checkpoint"]
+    if run.profile.grpo.from_base:
+        out["GRPO-from-base"] = (run.done("grpo-base") or {})["checkpoint"]
+    return out
+
+
+def model_name(run: Run, model: str) -> str:
+    return f"{run.profile.eval.provider}/{model}"
+
+
+def benchmark_entries(run: Run) -> list[BenchmarkEntry]:
+    chosen = run.profile.replicas.competitions  # named: no warning for each lite one left out
+    picked = {"competitions": ",".join(chosen)} if chosen else {}
+    data = {"heldout": {"pack": str(run.path("packs", "heldout"))},
+            "replicas": {"data_dir": str(run.path("replicas"))} | picked,
+            "dojo": {"data_dir": str(run.path("replicas", "mle-dojo"))}}  # fmt: skip
+    return [
+        BenchmarkEntry(task=TASK_OF[name], args={**data[name], **run.profile.eval.task_args})
+        for name in run.profile.eval.benchmarks
+    ]
+
+
+def eval_study(run: Run) -> StudyConfig:
+    from inspect_ai.model import GenerateConfig
+
+    spec = run.profile.eval
+    model_args: dict[str, Any] = dict(spec.model_args)
+    if spec.generate:
+        model_args["config"] = GenerateConfig(**spec.generate)
+    return StudyConfig(
+        name=f"{run.profile.name}-eval",
+        log_dir=str(run.path("eval")),
+        models=[
+            ModelEntry(model=model_name(run, m), model_args=model_args) for m in roles(run).values()
+        ],  # fmt: skip
+        scaffolds=[
+            ScaffoldEntry(solver=s["solver"], args=s.get("args", {})) for s in spec.scaffolds
+        ],
+        benchmarks=benchmark_entries(run),
+        epochs=spec.epochs,
+        limit=spec.limit,
+        sandbox=run.profile.sandbox,
+        max_samples=spec.max_samples,
+        max_tasks=spec.max_tasks,
+    )
+
+
+def write_manifest(run: Run) -> Path:
+    manifest = {
+        "profile": run.profile.name,
+        "roles": {role: model_name(run, m) for role, m in roles(run).items()},
+        "trained_scaffold": run.profile.eval.scaffolds[0]["solver"],
+        "scaffolds": [s["solver"] for s in run.profile.eval.scaffolds],
+        "benchmarks": {BENCH_NAME[b]: b for b in run.profile.eval.benchmarks},
+        "packs": run.done("packs"),
+        "runs": {
+            name: str(run.path("runs", name))
+            for name in stage_names(run.profile)
+            if name.startswith("grpo")
+        },  # fmt: skip
+    }
+    path = run.path(MANIFEST)
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def stage_eval(run: Run) -> dict[str, Any]:
+    write_manifest(run)
+    study = eval_study(run)
+    cells = len(study.models) * len(study.scaffolds) * len(study.benchmarks)
+    replicas = run.done("replicas") or {}
+    per_bench = {
+        "heldout": run.profile.packs.heldout.n,
+        "replicas": replicas.get("replicas", 1),
+        "dojo": replicas.get("dojo_replicas", 1),
+    }
+    tasks = sum(min(per_bench[b], study.limit or per_bench[b]) for b in run.profile.eval.benchmarks)
+    total = len(study.models) * len(study.scaffolds) * tasks * study.epochs
+    with ProgressLines(run.path("eval"), total, run.console, enabled=not run.console.is_terminal):
+        ok = run_study(study, display=display())
+    health = eval_health(run.path("eval"))
+    return {"success": ok, "cells": cells, **health, "log_dir": str(run.path("eval"))}
+
+
+def eval_health(log_dir: Path) -> dict[str, int]:
+    """Logs, those not ``success``, samples, sample errors, and agent errors (a crashed agent
+    whose sample the harness's guard still scored: Inspect's status does not show those)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    counts = dict.fromkeys(("logs", "unfinished", "samples", "sample_errors", "agent_errors"), 0)
+    for info in list_eval_logs(str(log_dir)):
+        log = read_eval_log(info.name)
+        counts["logs"] += 1
+        counts["unfinished"] += log.status != "success"
+        for sample in log.samples or []:
+            counts["samples"] += 1
+            counts["sample_errors"] += sample.error is not None
+            counts["agent_errors"] += bool(sample.store.get(AGENT_ERROR_KEY))
+    return counts
+
+
+def stage_report(run: Run) -> dict[str, Any]:
+    from sandmle.study.reproduce_report import write_reproduce_report
+
+    write_manifest(run)
+    html = write_reproduce_report(run.out, run.console)
+    return {"report": str(html)}
+
+
+def display() -> Any:
+    """Inspect's live display needs a terminal; without one, plain lines."""
+    return None if sys.stdout.isatty() else "plain"

@@ -1,0 +1,147 @@
+"""``sandmle reproduce``: profiles, resumption and the stage wiring (fast; the toy run is slow)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sandmle.errors import SandmleError
+from sandmle.study import reproduce
+from sandmle.study.profiles import PROFILE_DIR, load_profile
+
+SHIPPED = ("toy", "cpu-micro", "gpu-1", "paper")
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_profiles_validate(name: str) -> None:
+    profile, path = load_profile(name)
+    assert path == PROFILE_DIR / f"{name}.yaml" and profile.name == name
+    assert profile.eval.scaffolds[0]["solver"] == profile.trained_scaffold == "react"
+    assert profile.packs.train.seed != profile.packs.heldout.seed
+    base = profile.grpo.run.get("base")
+    assert base is None or (path.parent / base).is_file()
+
+
+def test_every_scaffold_and_benchmark_in_the_larger_profiles() -> None:
+    solvers = {"react", "aide", "aira_greedy", "aira_mcts", "aira_evo", "dojo"}
+    for name in SHIPPED:
+        profile, _ = load_profile(name)
+        assert {s["solver"] for s in profile.eval.scaffolds} == solvers, name
+        assert set(profile.eval.benchmarks) == {"heldout", "replicas", "dojo"}, name
+
+
+def _profile_file(tmp_path: Path, **changes: Any) -> Path:
+    data = yaml.safe_load((PROFILE_DIR / "toy.yaml").read_text())
+    data["grpo"]["run"]["base"] = str(PROFILE_DIR.parent / "train" / "tiny-cpu.yaml")
+    data.update(changes)
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_unknown_key_is_a_one_line_error(tmp_path: Path) -> None:
+    path = _profile_file(tmp_path, sft={"kep": "valid"})
+    with pytest.raises(SandmleError) as err:
+        load_profile(path)
+    assert "sft.kep" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_unknown_profile_names_the_shipped_ones() -> None:
+    with pytest.raises(SandmleError, match="shipped: cpu-micro, gpu-1, paper, toy"):
+        load_profile("nope")
+
+
+@pytest.fixture
+def stubbed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every stage replaced by a recorder (the real ones run in the slow toy test)."""
+    calls: list[str] = []
+
+    def stage(name: str, outcome: dict[str, Any]):
+        def run(run: reproduce.Run, *args: str) -> dict[str, Any]:
+            calls.append(name if not args else f"{name}-{args[0]}-{args[1]}")
+            return dict(outcome)
+
+        return run
+
+    for name in ("packs", "replicas", "base", "teacher", "sft", "report"):
+        monkeypatch.setattr(reproduce, f"stage_{name}", stage(name, {"checkpoint": name}))
+    monkeypatch.setattr(reproduce, "stage_grpo", stage("grpo", {"checkpoint": "g"}))
+    monkeypatch.setattr(reproduce, "stage_eval", stage("eval", {"success": True}))
+    return calls
+
+
+def test_a_rerun_skips_finished_stages(tmp_path: Path, stubbed: list[str]) -> None:
+    profile = _profile_file(tmp_path)
+    assert reproduce.run_reproduce(profile, tmp_path / "out")
+    assert stubbed == ["packs", "replicas", "base", "teacher", "sft", "grpo-dense-sft",
+                       "grpo-sparse-sft", "eval", "report"]  # fmt: skip
+    stubbed.clear()
+    (tmp_path / "out" / "stages" / "grpo-sparse.json").unlink()  # as if killed in that stage
+    assert reproduce.run_reproduce(profile, tmp_path / "out")
+    assert stubbed == ["grpo-sparse-sft", "report"]  # the report is always rewritten
+
+
+def test_an_unfinished_eval_runs_again(
+    tmp_path: Path, stubbed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reproduce, "stage_eval", lambda run: {"success": False})
+    profile = _profile_file(tmp_path)
+    assert not reproduce.run_reproduce(profile, tmp_path / "out")
+    assert not (tmp_path / "out" / "stages" / "eval.json").exists()
+
+
+def test_an_out_dir_belongs_to_one_profile(tmp_path: Path, stubbed: list[str]) -> None:
+    reproduce.run_reproduce(_profile_file(tmp_path), tmp_path / "out")
+    other = _profile_file(tmp_path, packs={"train": {"n": 3}, "heldout": {"n": 2, "seed": 9}})
+    with pytest.raises(SandmleError, match="another profile"):
+        reproduce.run_reproduce(other, tmp_path / "out")
+
+
+def test_grpo_runs_differ_only_in_reward_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dense and sparse start from the same SFT checkpoint with the same budget."""
+    profile, path = load_profile("toy")
+    run = reproduce.Run(profile, path, tmp_path, reproduce.Console())
+    run.finish("sft", {"checkpoint": str(tmp_path / "sft")})
+    written: list[dict] = []
+
+    def fake_child(run: reproduce.Run, stage: str, args: list[str]) -> None:
+        written.append(yaml.safe_load(Path(args[-1]).read_text()))
+        folder = tmp_path / "runs" / stage / "checkpoint-2"
+        folder.mkdir(parents=True)
+        mode = written[-1]["reward"]["mode"]
+        info = {"kind": "grpo", "step": 2, "reward_mode": mode}
+        (folder / "sandmle_checkpoint.json").write_text(json.dumps(info))
+
+    monkeypatch.setattr(reproduce, "child", fake_child)
+    dense = reproduce.stage_grpo(run, "dense", "sft")
+    sparse = reproduce.stage_grpo(run, "sparse", "sft")
+    assert dense["checkpoint"].endswith("grpo-dense/checkpoint-2")
+    assert sparse["reward_mode"] == "sparse"
+    a, b = written
+    assert a["model"] == b["model"] == str(tmp_path / "sft")
+    assert Path(a["base"]).is_file() and a["rollout"]["pack"] == str(tmp_path / "packs" / "train")
+    a["reward"].pop("mode"), b["reward"].pop("mode")
+    a["training"].pop("output_dir"), b["training"].pop("output_dir")
+    assert a == b
+
+
+def test_a_checkpoint_must_say_what_it_is(tmp_path: Path) -> None:
+    (tmp_path / "sandmle_checkpoint.json").write_text(json.dumps({"kind": "grpo", "step": 2,
+                                                                  "reward_mode": "dense"}))  # fmt: skip
+    assert reproduce.labelled(tmp_path, "grpo", "dense") == tmp_path
+    with pytest.raises(SandmleError, match="reward_mode 'dense', not sparse"):
+        reproduce.labelled(tmp_path, "grpo", "sparse")
+    with pytest.raises(SandmleError, match="not sft"):
+        reproduce.labelled(tmp_path, "sft")
+
+
+def test_a_failed_child_names_its_error_line() -> None:
+    log = "Traceback (most recent call last):\n  File x\nValueError: bad\n  more detail\n"
+    assert reproduce.reason(log) == "ValueError: bad"
+    assert reproduce.reason("step 1\nerror: no episodes passed keep='valid'\n").startswith("error:")

@@ -1,0 +1,146 @@
+"""The reproduce report on small real logs (offline evals of scripted policies) and frames."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import sandbox
+from rich.console import Console
+
+from sandmle.benchmarks.synthetic.task import synthetic
+from sandmle.harness.layout import SUBMISSION_PATH
+from sandmle.harness.samples import competition_for
+from sandmle.harness.solvers import copy_sample_submission
+from sandmle.leaderboard import reproduce_view as view
+from sandmle.leaderboard.logs import load_logs
+from sandmle.leaderboard.stats import too_few
+from sandmle.study.reproduce_report import write_reproduce_report
+from tests.conftest import copy_pack
+
+ROLES = {"base": "mockllm/base", "SFT": "mockllm/sft", "GRPO": "mockllm/grpo",
+         "GRPO-sparse": "mockllm/grpo-sparse"}  # fmt: skip
+
+
+@solver
+def react() -> Solver:
+    """Stands in for the trained scaffold: GRPO hands in the answers, the others the sample."""
+    floor = copy_sample_submission()
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if str(state.model) != ROLES["GRPO"]:
+            return await floor(state, generate)
+        answers = competition_for(state.metadata).answers_path.read_text()
+        await sandbox().write_file(SUBMISSION_PATH, answers)
+        state.completed = True
+        return state
+
+    return solve
+
+
+@solver
+def aide() -> Solver:
+    """Stands in for an unseen scaffold: nobody hands anything in."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.completed = True
+        return state
+
+    return solve
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("reproduce")
+    pack = copy_pack(root / "pack")
+    for model in ROLES.values():
+        for scaffold in (react(), aide()):
+            [log] = inspect_eval(synthetic(pack=str(pack)), model=model, solver=scaffold,
+                                 log_dir=str(root / "eval"), display="none")  # fmt: skip
+            assert log.status == "success", log.error
+    run = root / "runs" / "grpo-dense" / "checkpoint-2"
+    run.mkdir(parents=True)
+    history = [{"step": s, "reward": 0.1 * s, "reward_std": 0.2, "rewards/valid_reward/mean": 0.5}
+               for s in (1, 2)]  # fmt: skip
+    (run / "trainer_state.json").write_text(json.dumps({"log_history": history}))
+    manifest = {"profile": "fixture", "roles": ROLES, "trained_scaffold": "react",
+                "benchmarks": {"synthetic": "heldout"},
+                "runs": {"grpo-dense": str(run.parent)}}  # fmt: skip
+    (root / view.MANIFEST).write_text(json.dumps(manifest))
+    return root
+
+
+def test_report_holds_every_cell_and_says_when_it_cannot_decide(out: Path) -> None:
+    buffer = io.StringIO()
+    write_reproduce_report(out, Console(file=buffer, width=80))
+    text = buffer.getvalue()
+    assert max(map(len, text.splitlines())) <= 80
+    manifest = view.read_manifest(out)
+    samples = view.with_roles(load_logs([out / "eval"]).samples, manifest)
+    cells = view.cell_table(samples, manifest)
+    assert len(cells) == 4 * 2  # every role × scaffold on the one benchmark
+    grpo = cells[(cells["role"] == "GRPO") & (cells["solver"] == "react")].iloc[0]
+    assert grpo["valid_submission"] == 1.0 and grpo["any_medal"] == 1.0
+    sft = cells[(cells["role"] == "SFT") & (cells["solver"] == "react")].iloc[0]
+    assert sft["valid_submission"] == 1.0 and sft["any_medal"] == 0.0
+    pairs = view.paired_table(samples, manifest)
+    assert set(pairs["verdict"]) == {too_few()}  # 2 shared tasks: no outcome is significant
+    assert "too few" in text and "no power" in text
+    drops = view.drop_table(samples, manifest)
+    assert set(drops["drop"]) == {100.0}  # valid under react, nothing under the unseen one
+    html = (out / "report.html").read_text()
+    assert "plotly" in html and too_few() in html and (out / "leaderboard.html").is_file()
+    curves = pd.read_csv(out / view.CURVES)
+    assert set(curves["metric"]) == {"reward", "reward_std", "valid_reward"}
+
+
+def _frame(wins: int, ties: int) -> pd.DataFrame:
+    """GRPO beats SFT on ``wins`` tasks and ties on ``ties`` (react, one benchmark)."""
+    rows = []
+    for i in range(wins + ties):
+        for role, valid in (("GRPO", 1.0), ("SFT", 0.0 if i < wins else 1.0)):
+            rows.append({"role": role, "solver": "react", "bench": "held-out",
+                         "competition_id": f"t{i}", "valid_submission": valid,
+                         "any_medal": 0.0, "above_median": valid})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_paired_test_is_the_leaderboards_sign_flip() -> None:
+    manifest = {"roles": {"SFT": "s", "GRPO": "g"}}
+    pairs = view.paired_table(_frame(wins=8, ties=4), manifest)
+    valid = pairs[pairs["metric"] == "valid"].iloc[0]
+    # McNemar's exact on 8 discordant pairs all one way: 2 / 2**8 (stats.mcnemar_exact_p)
+    assert valid["p"] == f"{2 / 2**8:.3f}" and valid["verdict"] == "GRPO better"
+    assert valid["A − B"] == "+67" and valid["tasks"] == 12
+    medal = pairs[pairs["metric"] == "medal"].iloc[0]
+    assert medal["verdict"] == "≈ tie" and medal["p"] == "1.000"
+    few = view.paired_table(_frame(wins=5, ties=0), manifest)
+    assert set(few["verdict"]) == {too_few()}
+
+
+def test_app_reproduce_tab_shows_the_report(
+    out: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from sandmle.leaderboard.cli import APP_FILE
+
+    monkeypatch.setenv("SANDMLE_LEADERBOARD_CACHE", str(tmp_path / "cache.pkl"))
+    monkeypatch.setattr(sys, "argv", [str(APP_FILE), str(out / "eval")])
+    app = AppTest.from_file(str(APP_FILE), default_timeout=60)
+    app.query_params["view"] = "Reproduce"
+    app.run()
+    assert not app.exception, app.exception
+    frames = [d.value for d in app.dataframe]
+    cells = next(f for f in frames if "role" in f.columns and "solver" in f.columns)
+    assert len(cells) == 8 and set(cells["role"]) == set(ROLES)
+    pairs = next(f for f in frames if "verdict" in f.columns)
+    assert set(pairs["verdict"]) == {too_few()}
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in app.get("plotly_chart")]
+    assert "training curves" in titles and any("valid %" in t for t in titles)
