@@ -4,7 +4,9 @@ Episodes advance independently (while one waits on its sandbox another generates
 engine is called once per *turn-batch*: every request that arrives within ``window_s`` of the
 first goes into one call. Three engines:
 
-- ``TransformersEngine``: ``model.generate`` on the live training weights (CPU, tests, small runs);
+- ``TransformersEngine`` (:mod:`.decoding`): the live training weights in this process (CPU,
+  tests, small runs), each request sampled with its own seeded generator (its key), the KV
+  cache kept across an episode's turns, the turn-batch decoded together;
 - ``ColocateEngine``: TRL's ``VLLMGeneration`` in colocate mode, kept awake for the whole rollout
   (see ``vllm_awake``) rather than put to sleep after every call;
 - ``ServerRounds``: TRL's ``vllm-serve`` client, which exists on the main process only. Every
@@ -30,11 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandmle.harness.solvers import BackendError
+from sandmle.training.decoding import Request, Sample, TransformersEngine
 
-Request = tuple[list[int], int]
-"""A context (token ids) and the most tokens to sample after it."""
-Sample = tuple[list[int], list[float]]
-"""Sampled token ids and their logprobs."""
+__all__ = ["BatchingGenerator", "ColocateEngine", "ServerRounds", "TransformersEngine", "cut"]
 
 
 @dataclass
@@ -58,15 +58,19 @@ class BatchingGenerator:
     def __init__(self, engine: Callable[[list[Request]], list[Sample]], window_s: float = 0.02):
         self.engine, self.window_s = engine, window_s
         self.clock = EngineClock()
-        self._pending: list[tuple[Request, asyncio.Future]] = []
+        self._pending: list[tuple[Request, str, asyncio.Future]] = []
+        self._unkeyed = 0
         self._running: list[asyncio.Future] = []
         self._flusher: asyncio.Task | None = None
         self._idle = threading.Event()
         self._idle.set()
 
-    async def sample(self, context: list[int], max_new_tokens: int) -> Sample:
+    async def sample(self, context: list[int], max_new_tokens: int, key: str = "") -> Sample:
+        """Sample after ``context``; ``key`` seeds the request in engines that take keys
+        (``engine.keyed``), so its tokens do not depend on the batch it lands in."""
         future = asyncio.get_running_loop().create_future()
-        self._pending.append(((context, max_new_tokens), future))
+        self._unkeyed += not key
+        self._pending.append(((context, max_new_tokens), key or f"unkeyed-{self._unkeyed}", future))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
         try:
@@ -79,41 +83,48 @@ class BatchingGenerator:
             raise
 
     def close(self, timeout_s: float = 600.0) -> None:
-        """Wait until no engine call runs (a cancelled one finishes its current token)."""
+        """Wait until no engine call runs (a cancelled one finishes its current token), then
+        free the engine's cached turns (the next rollout samples with new weights)."""
         if not self._idle.wait(timeout_s):
             raise BackendError(
                 f"a generation call was still running {timeout_s:.0f} s after the rollout"
             )
+        clear = getattr(self.engine, "clear", None)
+        if clear is not None:
+            clear()
 
     async def _flush(self) -> None:
         while self._pending:
             await asyncio.sleep(self.window_s)  # let the other episodes' turns join the batch
-            batch = [(r, f) for r, f in self._pending if not f.done()]
+            batch = [(r, k, f) for r, k, f in self._pending if not f.done()]
             self._pending = []
             if not batch:
                 continue
-            self._running = [f for _, f in batch]
+            self._running = [f for _, _, f in batch]
             start = time.perf_counter()
             self._idle.clear()
             try:
-                results = await asyncio.to_thread(self._call, [r for r, _ in batch])
+                requests, keys = [r for r, _, _ in batch], [k for _, k, _ in batch]
+                results = await asyncio.to_thread(self._call, requests, keys)
                 if len(results) != len(batch):
                     raise RuntimeError(f"{len(results)} samples for {len(batch)} requests")
             except Exception as exc:  # noqa: BLE001 - every waiting episode gets the failure
                 error = BackendError(f"generation backend failed: {type(exc).__name__}: {exc}")
-                for _, future in batch:
+                for _, _, future in batch:
                     if not future.done():
                         future.set_exception(error)
                 continue
             finally:
                 self._running = []
                 self._tick(time.perf_counter() - start, len(batch))
-            for (_, future), result in zip(batch, results, strict=True):
+            for (_, _, future), result in zip(batch, results, strict=True):
                 if not future.done():  # a cancelled episode's sample is thrown away
                     future.set_result(result)
 
-    def _call(self, requests: list[Request]) -> list[Sample]:
+    def _call(self, requests: list[Request], keys: list[str]) -> list[Sample]:
         try:
+            if getattr(self.engine, "keyed", False):
+                return self.engine(requests, keys)  # type: ignore[call-arg]
             return self.engine(requests)
         finally:
             self._idle.set()
@@ -137,83 +148,6 @@ def cut(ids: list[int], logprobs: list[float], eos: int | None, limit: int) -> S
         end = ids.index(eos) + 1
         return ids[:end], logprobs[:end]
     return ids, logprobs
-
-
-class TransformersEngine:
-    """``model.generate`` on a left-padded batch of contexts (the training model, no copy)."""
-
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        threads: int | None = 1,
-    ):
-        self.model, self.tokenizer = model, tokenizer
-        self.temperature, self.top_p = temperature, top_p
-        self.threads = threads
-        """Intra-op threads while generating (None: torch's setting). One is faster on a
-        loaded CPU: decoding is a chain of small matmuls, and more threads only contend."""
-        self._stop = threading.Event()
-
-    def cancel(self) -> None:
-        """Stop the running ``generate`` after its current token (called from another thread)."""
-        self._stop.set()
-
-    def __call__(self, requests: list[Request]) -> list[Sample]:
-        import torch
-
-        pad = self.tokenizer.pad_token_id
-        width = max(len(c) for c, _ in requests)
-        rows = [[pad] * (width - len(c)) + c for c, _ in requests]
-        mask = [[0] * (width - len(c)) + [1] * len(c) for c, _ in requests]
-        device = self.model.device
-        self._stop.clear()
-        was_training = self.model.training
-        threads = torch.get_num_threads()
-        self.model.eval()
-        if self.threads is not None:
-            torch.set_num_threads(self.threads)
-        try:
-            with torch.no_grad():
-                out = self.model.generate(
-                    torch.tensor(rows, device=device),
-                    attention_mask=torch.tensor(mask, device=device),
-                    max_new_tokens=max(n for _, n in requests),
-                    do_sample=True,
-                    temperature=self.temperature,
-                    top_p=self.top_p,
-                    top_k=0,
-                    output_logits=True,
-                    return_dict_in_generate=True,
-                    pad_token_id=pad,
-                    eos_token_id=self.tokenizer.eos_token_id,
-                    stopping_criteria=[_stop_when_set(self._stop)],
-                )
-        finally:
-            torch.set_num_threads(threads)
-            self.model.train(was_training)
-        sampled = out.sequences[:, width:]
-        logprobs = torch.log_softmax(torch.stack(out.logits, dim=1).float() / self.temperature, -1)
-        picked = logprobs.gather(-1, sampled.unsqueeze(-1)).squeeze(-1)
-        eos = self.tokenizer.eos_token_id
-        return [
-            cut(sampled[i].tolist(), picked[i].tolist(), eos, n)
-            for i, (_, n) in enumerate(requests)
-        ]
-
-
-def _stop_when_set(event: threading.Event) -> Any:
-    """A ``generate`` stopping criterion: every row stops once ``event`` is set."""
-    import torch
-    from transformers import StoppingCriteria
-
-    class StopWhenSet(StoppingCriteria):
-        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-            return torch.full((input_ids.shape[0],), event.is_set(), dtype=torch.bool)
-
-    return StopWhenSet()
 
 
 def first_logprobs(
@@ -309,7 +243,8 @@ class ServerRounds:
         if self._failure is not None:
             raise BackendError(f"vLLM server rounds failed: {self._failure}") from self._failure
 
-    async def sample(self, context: list[int], max_new_tokens: int) -> Sample:
+    async def sample(self, context: list[int], max_new_tokens: int, key: str = "") -> Sample:
+        """Sample after ``context`` (``key`` unused: the server seeds its own sampling)."""
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._lock:
             if self._failure is not None or not self._thread.is_alive():

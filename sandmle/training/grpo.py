@@ -259,11 +259,12 @@ def rollout_function(settings: RolloutSettings, log_root: Path) -> RolloutFuncti
     def rollout(prompts: list[Any], trainer: GRPOTrainer) -> dict[str, list]:
         tokenizer = _tokenizer(trainer)
         generator, clock, running = _generation(trainer, settings.generation_threads)
+        step, rank = trainer.state.global_step, trainer.accelerator.process_index
+        seed = f"seed-{trainer.args.seed}/step-{step}/rank-{rank}"  # the request keys' root
         session = PolicySession(
-            generator, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens
+            generator, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens, seed=seed
         )
-        step = trainer.state.global_step
-        log_dir = log_root / f"step-{step:06d}" / f"rank-{trainer.accelerator.process_index}"
+        log_dir = log_root / f"step-{step:06d}" / f"rank-{rank}"
         start = time.perf_counter()
         with running:
             results = run_episodes([str(p) for p in prompts], session, settings, log_dir)

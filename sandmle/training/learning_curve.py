@@ -37,7 +37,7 @@ class _FirstPrompt:
         self.context: list[int] = []
 
     async def sample(
-        self, context: list[int], max_new_tokens: int
+        self, context: list[int], max_new_tokens: int, key: str = ""
     ) -> tuple[list[int], list[float]]:
         self.context = list(context)
         return [self.eos], [0.0]

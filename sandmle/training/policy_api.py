@@ -67,9 +67,10 @@ class Generator(Protocol):
     """A sampling backend: context token ids in, sampled ids and their logprobs out."""
 
     async def sample(
-        self, context: list[int], max_new_tokens: int
+        self, context: list[int], max_new_tokens: int, key: str = ""
     ) -> tuple[list[int], list[float]]:
-        """Sample one continuation of ``context``."""
+        """Sample one continuation of ``context``. ``key`` names the request independently of
+        timing (run seed, episode, turn): a seeded backend draws its tokens from it alone."""
         ...
 
 
@@ -119,6 +120,9 @@ class PolicySession:
     max_turn_tokens: int = 512
     max_episode_tokens: int = 8192
     episodes: dict[str, Episode] = field(default_factory=dict)
+    seed: str = "0"
+    """What makes this rollout's sampling differ from another's (the run seed, step and rank):
+    a request's key is ``<seed>/<episode>/turn-<n>``, never a clock or an arrival order."""
 
 
 @modelapi(name="sandmle-policy")
@@ -174,7 +178,8 @@ class PolicyAPI(ModelAPI):
         limit = min(self.session.max_turn_tokens, budget)
         start = time.perf_counter()
         try:
-            ids, logprobs = await self.session.generator.sample(context, limit)
+            turn = f"{self.session.seed}/{key}/turn-{len(episode.assistant_turns)}"
+            ids, logprobs = await self.session.generator.sample(context, limit, key=turn)
         except asyncio.CancelledError:  # a time limit fell while the policy generated
             episode.cut_while_generating = True
             raise

@@ -41,7 +41,7 @@ class ScriptedGenerator:
         ]
 
     async def sample(
-        self, context: list[int], max_new_tokens: int
+        self, context: list[int], max_new_tokens: int, key: str = ""
     ) -> tuple[list[int], list[float]]:
         turn = self.tokenizer.decode(context).count("<|im_start|>assistant") - 1
         ids = self.ids(self.turns[min(turn, len(self.turns) - 1)])[:max_new_tokens]

@@ -1,5 +1,6 @@
 """The samplers without a sandbox: turn-batching, failures as ``BackendError``, the colocated
-engine's sleep/wake around a rollout, and left-padded batches sampling like single contexts."""
+engine's sleep/wake around a rollout, and the in-process engine: a request's tokens depend on
+its key alone (not on the batch or order), cached turns sample what a full prefill samples."""
 
 from __future__ import annotations
 
@@ -100,24 +101,135 @@ def test_server_rounds_in_one_process() -> None:
     assert rounds.clock.requests == 2
 
 
-def test_a_left_padded_batch_samples_each_context_like_alone(tiny_model: Path) -> None:
+@pytest.fixture(scope="module")
+def tiny(tiny_model: Path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    return AutoModelForCausalLM.from_pretrained(tiny_model), tokenizer
+
+
+def engine_for(tiny, **kwargs):
+    from sandmle.training.generators import TransformersEngine
+
+    model, tokenizer = tiny
+    return TransformersEngine(model, tokenizer, **kwargs)
+
+
+CONTEXTS = {"a": list(range(5, 30)), "b": list(range(40, 47)), "c": list(range(3, 90))}
+
+
+def test_a_request_samples_the_same_alone_in_any_batch_and_any_order(tiny) -> None:
+    engine = engine_for(tiny, cache_mb=0)  # no cached turns: each call starts from scratch
+    requests = [(CONTEXTS[k], n) for k, n in zip("abc", (40, 25, 33), strict=True)]
+    keys = ["seed-0/a#0/turn-0", "seed-0/b#1/turn-0", "seed-0/c#2/turn-0"]
+    alone = [engine([r], [k])[0] for r, k in zip(requests, keys, strict=True)]
+    together = engine(requests, keys)
+    reversed_ = engine(requests[::-1], keys[::-1])[::-1]
+    pairs = engine(requests[1:], keys[1:])
+    for other in (together, reversed_, [alone[0], *pairs]):
+        for (ids, lps), (other_ids, other_lps) in zip(alone, other, strict=True):
+            assert other_ids == ids
+            assert other_lps == pytest.approx(lps, abs=1e-5)
+
+
+def test_two_episodes_of_a_group_sample_apart_and_a_key_repeats(tiny) -> None:
+    engine = engine_for(tiny, cache_mb=0)
+    prompt = CONTEXTS["a"]
+    first, second = engine([(prompt, 30), (prompt, 30)], ["s/task#0/turn-0", "s/task#1/turn-0"])
+    assert first[0] != second[0]  # same context, other episode: another draw
+    again = engine([(prompt, 30)], ["s/task#1/turn-0"])[0]
+    assert again[0] == second[0]
+    assert again[1] == pytest.approx(second[1], abs=1e-5)  # batch of one vs two: float noise
+
+
+def test_logprobs_are_the_sampled_tokens_under_the_temperature_scaled_model(tiny) -> None:
+    import torch
+
+    model, _ = tiny
+    engine = engine_for(tiny, temperature=0.7, top_p=0.9)
+    context = CONTEXTS["b"]
+    ids, lps = engine([(context, 12), (CONTEXTS["c"], 5)], ["x", "y"])[0]
+    logits = model(torch.tensor([context + ids])).logits[0, len(context) - 1 : -1].float()
+    alone = torch.log_softmax(logits / 0.7, -1).gather(-1, torch.tensor(ids)[:, None])
+    assert lps == pytest.approx(alone.squeeze(-1).tolist(), abs=1e-4)
+
+
+def episode_turns(engine, opening: bool) -> tuple[list, list]:
+    """Three turns of one episode and their contexts: the environment appends four tokens
+    after each sampled turn; with ``opening``, the record also puts a token before the second
+    sampled turn (as an inserted template opening does), so the cached prefix stops short."""
+    context, turns, contexts = list(CONTEXTS["a"]), [], []
+    for turn in range(3):
+        ids, lps = engine([(context, 20)], [f"s/task#0/turn-{turn}"])[0]
+        contexts.append(context)
+        turns.append((ids, lps))
+        before = [11 if ids[0] != 11 else 12] if opening and turn == 1 else []
+        context = context + before + ids + [7, 8, 9, 10]
+    return turns, contexts
+
+
+@pytest.mark.parametrize("opening", [False, True])
+def test_the_cached_turns_sample_what_a_full_prefill_samples(tiny, opening: bool) -> None:
+    cached, uncached = engine_for(tiny), engine_for(tiny, cache_mb=0)
+    (got, contexts), (want, _) = episode_turns(cached, opening), episode_turns(uncached, opening)
+    for (ids, lps), (want_ids, want_lps) in zip(got, want, strict=True):
+        assert ids == want_ids
+        assert lps == pytest.approx(want_lps, abs=1e-5)
+    assert uncached.stats.reused == 0
+    # a later turn prefills the environment's tokens and the last sampled one (never fed);
+    # after the inserted token, the whole second turn as well
+    second = 1 + len(got[1][0]) + 4 if opening else 5
+    assert cached.stats.prefilled == len(contexts[0]) + 5 + second
+    assert cached.stats.reused == sum(map(len, contexts)) - cached.stats.prefilled
+
+
+def test_a_weight_change_drops_the_cached_turns(tiny_model: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from sandmle.training.generators import TransformersEngine
 
-    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
     model = AutoModelForCausalLM.from_pretrained(tiny_model)
-    engine = TransformersEngine(model, tokenizer)
-    short, long = [5, 6, 7], [9, 10, 11, 12, 13, 14, 15]
-    torch.manual_seed(0)
-    (ids, _), _ = engine([(short, 6), (long, 6)])
-    # the logprobs a batch reports for a context's tokens are those of the context alone
-    logits = model(torch.tensor([short + ids])).logits[0, len(short) - 1 : -1].float()
-    alone = torch.log_softmax(logits, -1).gather(-1, torch.tensor(ids)[:, None]).squeeze(-1)
-    torch.manual_seed(0)
-    (_, batch_lps), _ = engine([(short, 6), (long, 6)])
-    assert batch_lps == pytest.approx(alone.tolist(), abs=1e-4)
+    engine = TransformersEngine(model, AutoTokenizer.from_pretrained(tiny_model))
+    context = CONTEXTS["a"]
+    ids, _ = engine([(context, 8)], ["k/turn-0"])[0]
+    with torch.no_grad():
+        next(model.parameters()).mul_(1.01)  # what an optimizer step does, in place
+    engine([(context + ids + [7], 8)], ["k/turn-1"])
+    assert engine.stats.reused == 0 and engine.stats.prefilled == 2 * len(context) + len(ids) + 1
+
+
+def test_the_cache_is_bounded_and_cleared_on_close(tiny) -> None:
+    engine = engine_for(tiny)
+    engine([(CONTEXTS["c"], 4)], ["probe"])
+    entry_bytes = engine.cache.nbytes
+    per_token = entry_bytes / len(engine.cache.entries[0].tokens)
+    engine.cache.max_bytes = int(per_token * 100)  # room for about one 90-token episode
+    engine([(CONTEXTS["a"], 4), (CONTEXTS["b"], 4)], ["x", "y"])
+    assert engine.cache.nbytes <= engine.cache.max_bytes
+    assert len(engine.cache.entries) == 2  # c (least recently used) went out
+    generator = BatchingGenerator(engine)
+    generator.close()
+    assert engine.cache.entries == []
+
+
+def test_the_batching_generator_hands_each_request_its_key() -> None:
+    seen: list[list[str]] = []
+
+    class Keyed:
+        keyed = True
+
+        def __call__(self, requests, keys):
+            seen.append(keys)
+            return [([len(k)], [0.0]) for k in keys]
+
+    async def episodes():
+        generator = BatchingGenerator(Keyed())
+        return await asyncio.gather(generator.sample([1], 3, key="k1"), generator.sample([2], 3))
+
+    assert asyncio.run(episodes()) == [([2], [0.0]), ([9], [0.0])]
+    assert seen == [["k1", "unkeyed-1"]]
 
 
 def test_a_cancelled_turn_stops_the_engine_and_close_waits_for_it(tiny_model: Path) -> None:
@@ -127,24 +239,18 @@ def test_a_cancelled_turn_stops_the_engine_and_close_waits_for_it(tiny_model: Pa
 
     from sandmle.training.generators import TransformersEngine
 
-    tokenizer = AutoTokenizer.from_pretrained(tiny_model, padding_side="left")
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
     model = AutoModelForCausalLM.from_pretrained(tiny_model)
     model.generation_config.suppress_tokens = [tokenizer.eos_token_id]  # never ends by itself
     model.train()
     engine = TransformersEngine(model, tokenizer)
     started = threading.Event()
-    inner = engine.model.generate
-
-    def generate(*args, **kwargs):
-        started.set()
-        return inner(*args, **kwargs)
-
-    engine.model.generate = generate
+    model.register_forward_hook(lambda *args: started.set())
     generator = BatchingGenerator(engine, window_s=0.0)
     budget = 50_000  # most of a minute of sampling even for a two-layer model: it must stop
 
     async def rollout() -> None:
-        task = asyncio.create_task(generator.sample([1, 2, 3], budget))
+        task = asyncio.create_task(generator.sample([1, 2, 3], budget, key="k"))
         while not started.is_set():
             await asyncio.sleep(0.01)
         task.cancel()  # what a time limit does to the episode waiting on its turn
@@ -155,6 +261,7 @@ def test_a_cancelled_turn_stops_the_engine_and_close_waits_for_it(tiny_model: Pa
     generator.close(timeout_s=120)  # returns only once the engine call has ended
     assert engine._stop.is_set() and model.training  # stopped, and back in train mode
     assert generator.clock.calls == 1
+    assert 0 < engine.stats.sampled < budget
 
 
 def test_a_time_limit_during_generation_drops_the_episode(
@@ -168,7 +275,7 @@ def test_a_time_limit_during_generation_drops_the_episode(
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
 
     class Slow:
-        async def sample(self, context: list[int], max_new_tokens: int):
+        async def sample(self, context: list[int], max_new_tokens: int, key: str = ""):
             await asyncio.sleep(600)  # a turn that outlives the sample's time limit
             return [tokenizer.eos_token_id], [0.0]
 
@@ -180,3 +287,26 @@ def test_a_time_limit_during_generation_drops_the_episode(
     assert failed_episodes([result], settings) == 1  # dropped and counted, not scored 0
     with pytest.raises(RuntimeError, match="while the policy was generating"):
         failed_episodes([result], settings.model_copy(update={"on_backend_error": "fail"}))
+
+
+def test_an_episode_names_each_turn_by_seed_episode_and_turn(
+    tiny_model: Path, pack_dir: Path, tmp_path: Path
+) -> None:
+    from transformers import AutoTokenizer
+
+    from sandmle.training.policy_api import PolicySession
+    from sandmle.training.rollouts import RolloutSettings, run_episodes
+    from tests.training.conftest import SCRIPT, ScriptedGenerator
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    keys: list[str] = []
+
+    class Recording(ScriptedGenerator):
+        async def sample(self, context: list[int], max_new_tokens: int, key: str = ""):
+            keys.append(key)
+            return await super().sample(context, max_new_tokens, key)
+
+    session = PolicySession(Recording(tokenizer, SCRIPT[1:]), tokenizer, 256, 8192, seed="s-3")
+    settings = RolloutSettings(pack=str(pack_dir), max_turns=4, command_timeout=30, time_limit=120)
+    run_episodes(["plant-watering"] * 2, session, settings, tmp_path / "logs")
+    assert sorted(keys) == [f"s-3/plant-watering#{i}/turn-{t}" for i in (0, 1) for t in (0, 1)]
