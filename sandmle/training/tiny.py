@@ -7,6 +7,7 @@ template that renders tools, tool calls and tool results the Hermes/Qwen way, wi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,10 @@ CORPUS = [
 ]
 
 
-def build_tokenizer(vocab_size: int = 512) -> PreTrainedTokenizerFast:
+def build_tokenizer(vocab_size: int = 512, corpus: Sequence[str] = ()) -> PreTrainedTokenizerFast:
+    """The byte-level BPE tokenizer. With ``corpus`` (e.g. a task's rendered first prompt) it
+    also learns those texts, merging across words, so they become a few long tokens: a model
+    that reads one fixed prompt then costs little per step."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -45,7 +49,7 @@ def build_tokenizer(vocab_size: int = 512) -> PreTrainedTokenizerFast:
         special_tokens=SPECIAL_TOKENS,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
-    tok.train_from_iterator(CORPUS * 4, trainer=trainer)
+    tok.train_from_iterator([*CORPUS, *corpus] * 4, trainer=trainer)
     tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in MARKUP_TOKENS])
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>"
@@ -54,13 +58,21 @@ def build_tokenizer(vocab_size: int = 512) -> PreTrainedTokenizerFast:
     return fast
 
 
-def build_tiny_model(out: Path, layers: int = 2, hidden: int = 32, seed: int = 0) -> Path:
-    """Write a random tiny Qwen2 causal LM with its tokenizer to ``out`` (a plain HF dir)."""
+def build_tiny_model(
+    out: Path,
+    layers: int = 2,
+    hidden: int = 32,
+    seed: int = 0,
+    corpus: Sequence[str] = (),
+    vocab_size: int = 512,
+) -> Path:
+    """Write a random tiny Qwen2 causal LM with its tokenizer to ``out`` (a plain HF dir);
+    ``corpus`` and ``vocab_size`` go to ``build_tokenizer``."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(seed)
-    tokenizer = build_tokenizer()
+    tokenizer = build_tokenizer(vocab_size, corpus)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
@@ -100,7 +112,7 @@ def warm_start(
     prompt_ids: list[int],
     turns: tuple[str, str] = (SUBMIT_TURN, IDLE_TURN),
     share: float = 0.3,
-    max_steps: int = 400,
+    max_steps: int = 150,
     lr: float = 1e-2,
 ) -> dict[str, float]:
     """Warm-start the model in place after ``prompt_ids`` (an episode's first prompt) so that
@@ -149,7 +161,7 @@ def warm_start(
             others = keep.clone()
             others[:, at - 1] = False
             figures = {"choice": choice, "least_other": probs[others].min().item()}
-        if figures["least_other"] >= 0.99 and abs(choice - share) <= 0.03:
+        if figures["least_other"] >= 0.98 and abs(choice - share) <= 0.05:
             break
     model.save_pretrained(folder)
     return figures
