@@ -79,7 +79,8 @@ def warm_model(folder: Path, pack: str) -> Path:
         )
         build_tiny_model(folder, corpus=[text], vocab_size=PROMPT_VOCAB)
         prompt = AutoTokenizer.from_pretrained(folder)(text, add_special_tokens=False)["input_ids"]
-        warm_start(folder, prompt)
+        figures = warm_start(folder, prompt)
+        (folder / "warm_start.json").write_text(json.dumps(figures))
         (folder / PROMPT_FILE).write_text(json.dumps(prompt))
     return folder
 

@@ -100,9 +100,10 @@ WARM_TURN = "<think>ok</think>done"
 """A turn with a reasoning block, then a word (what the vLLM CPU lane's tiny model learns)."""
 SUBMIT_TURN = (
     '<tool_call>{"name": "bash", "arguments": {"command": '
-    '"cp /home/data/sample_submission.csv /home/submission/submission.csv"}}</tool_call>'
+    '"cp /home/data/s* /home/submission/submission.csv"}}</tool_call>'
 )
-"""One bash call that hands in the sample submission: a valid submission (``valid_reward`` 1)."""
+"""One bash call that hands in the sample submission (the data's only ``s*`` file): a valid
+submission (``valid_reward`` 1)."""
 IDLE_TURN = '<tool_call>{"name": "bash", "arguments": {"command": "ls /home/data"}}</tool_call>'
 """The same call shape that only lists the data: no submission (``valid_reward`` 0)."""
 
