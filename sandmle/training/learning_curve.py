@@ -74,8 +74,8 @@ def warm_model(folder: Path, pack: str) -> Path:
 
     if not (folder / PROMPT_FILE).is_file():
         probe = build_tiny_model(folder / "probe-model")  # any tokenizer renders the same text
-        text = AutoTokenizer.from_pretrained(probe).decode(
-            first_prompt(probe, pack, probe / "logs")
+        text = str(
+            AutoTokenizer.from_pretrained(probe).decode(first_prompt(probe, pack, probe / "logs"))
         )
         build_tiny_model(folder, corpus=[text], vocab_size=PROMPT_VOCAB)
         prompt = AutoTokenizer.from_pretrained(folder)(text, add_special_tokens=False)["input_ids"]
