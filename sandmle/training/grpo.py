@@ -8,6 +8,7 @@ only the policy's tokens carry loss (``env_mask``).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -46,8 +47,8 @@ from sandmle.training.rollouts import (
     run_episodes,
     trl_batch,
 )
-from sandmle.training.smollm2 import SMOLLM2_MODEL, convert_smollm2
-from sandmle.training.tiny import TINY_MODEL, build_tiny_model
+from sandmle.training.smollm2 import local_model
+from sandmle.training.tiny import TINY_MODEL
 from sandmle.training.weight_sync import GenerationServer, refuse_cpu_vllm, server_generation
 
 
@@ -67,6 +68,10 @@ class SandmleGRPOConfig(GRPOConfig):
     )
     generation_server: GenerationServer | None = field(
         default=None, metadata={"help": "Sample from a running vLLM server, weights synced by API."}
+    )
+    warm_start: str | None = field(
+        default=None,
+        metadata={"help": "An SFT run file: GRPO starts from its model, trained first if missing."},
     )
 
     def __post_init__(self) -> None:
@@ -125,6 +130,9 @@ class GRPORunFile(BaseModel):
     """The reward."""
     generation_server: GenerationServer | None = None
     """A running vLLM server to sample from, weights pushed by API (see ``weight_sync``)."""
+    warm_start: str | None = None
+    """Seed-SFT before RL: an SFT run file (a path relative to this run file) whose model GRPO
+    starts from; trained once into ``<output_dir>/warm-start`` (``model`` names its base)."""
     training: dict[str, Any] = Field(default_factory=dict)
     """Any ``trl.GRPOConfig`` field (num_generations, learning_rate, epsilon_high, beta, ...)."""
 
@@ -139,12 +147,14 @@ def load_grpo_config(path: str | Path, **overrides: Any) -> SandmleGRPOConfig:
         where = ".".join(str(p) for p in err["loc"])
         raise SandmleError(f"{path}: {where}: {err['msg']}") from None
     training = {**run.training, **overrides}
+    warm = str((Path(path).parent / run.warm_start).resolve()) if run.warm_start else None
     try:
         return SandmleGRPOConfig(
             model_name_or_path=run.model,
             rollout=run.rollout,
             reward=run.reward,
             generation_server=run.generation_server,
+            warm_start=warm,
             **training,
         )
     except TypeError as exc:  # an unknown GRPOConfig field
@@ -192,19 +202,25 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def resolve_model(config: SandmleGRPOConfig) -> str:
-    """The model to load: 'tiny' is built once into ``<output_dir>/tiny-model``, 'smollm2'
-    converted once into ``<output_dir>/smollm2-model``."""
-    name = config.model_name_or_path
-    if name not in (TINY_MODEL, SMOLLM2_MODEL):
-        return name
-    folder = output_folder(config) / f"{name}-model"
-    if (folder / "config.json").is_file():
-        return str(folder)
-    if name == TINY_MODEL:
-        build_tiny_model(folder)
-    else:
-        convert_smollm2(folder)
-    return str(folder)
+    """The model to load: the ``warm_start`` SFT run's; else 'tiny' is built once into
+    ``<output_dir>/tiny-model``, 'smollm2' converted once into ``<output_dir>/smollm2-model``."""
+    if config.warm_start is not None:
+        return warm_started(config.warm_start, output_folder(config) / "warm-start")
+    return local_model(config.model_name_or_path, output_folder(config))
+
+
+def warm_started(sft_run: str, out: Path) -> str:
+    """The Seed-SFT model in ``out/final``, trained first from ``sft_run`` when missing (on one
+    process: several would each train it)."""
+    from sandmle.training.sft import load_sft_run, train_sft
+
+    if (out / "final" / "config.json").is_file():
+        return str(out / "final")
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise SandmleError(
+            f"warm_start: train it first: sandmle train sft --config {sft_run} --output-dir {out}"
+        )
+    return str(train_sft(load_sft_run(sft_run), output_dir=str(out)))
 
 
 def task_ids(settings: RolloutSettings) -> list[str]:

