@@ -201,7 +201,7 @@ def _transfer_gate(
     """Regenerate the tasks the rest of the pack already solves; after a few rounds their
     slots go to a seed of their task type the gate does not group with them."""
     for round_ in range(TRANSFER_ROUNDS + 1):
-        failures = transfer_failures(out, [o.task_id for o in outcomes if o.task_id])
+        failures = transfer_failures(out, [o.task_id for o in outcomes if o.task_id], progress)
         if not failures:
             break
         reruns = []

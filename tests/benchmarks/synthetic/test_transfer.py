@@ -9,7 +9,12 @@ import pytest
 import yaml
 
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
-from sandmle.benchmarks.synthetic.transfer import transfer_failures
+from sandmle.benchmarks.synthetic.transfer import (
+    FOLDS,
+    LEAVE_ONE_OUT_MAX,
+    held_out_sets,
+    transfer_failures,
+)
 from sandmle.harness.pack import load_pack
 
 
@@ -62,3 +67,16 @@ def test_an_audio_twin_is_caught_and_distinct_audio_tasks_pass(small_pack: Path,
     outcomes = generate_pack(spec, tmp_path / "p", workers=2, progress=False)
     ids = [o.task_id for o in outcomes if o.task_id]
     assert len(ids) == 2 and transfer_failures(tmp_path / "p", ids) == {}
+
+
+@pytest.mark.parametrize("n", [2, 24, 25, 125, 400])
+def test_every_task_is_held_out_once_and_small_groups_stay_leave_one_out(n: int) -> None:
+    """Up to 24 tasks the gate is the leave-one-out it always was (same bytes for such
+    packs); past that each fit leaves out one fold, and every task is still graded once by a
+    model that never saw it."""
+    held = held_out_sets(n)
+    assert sorted(i for fold in held for i in fold) == list(range(n))
+    if n <= LEAVE_ONE_OUT_MAX:
+        assert held == [[i] for i in range(n)]
+    else:
+        assert len(held) == FOLDS and max(len(f) for f in held) <= -(-n // FOLDS)
