@@ -9,8 +9,8 @@ the rejections, and wall seconds per accepted task (loaded machine: other jobs s
 Each finished slot is appended to ``--rows`` (JSON lines) as it comes back, so a long run
 can be summarized part-way (``--summarize ROWS``).
 
-A generated pack holds the same records (``generation/slots/*.json``: attempts and each
-rejection's rule), so ``--pack DIR`` gives the table of a real ``synth generate`` run, each slot
+A generated pack holds the same records (``pack.yaml``, or ``generation/slots/*.json`` while it
+runs: attempts and each rejection's rule), so ``--pack DIR`` gives the table of a real ``synth generate`` run, each slot
 counted under the seed family it was drawn for (a substituted slot under the family that
 failed it); its seconds are the pack's wall time per task, not per family.
 
@@ -28,6 +28,8 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+
+import yaml
 
 from sandmle.benchmarks.synthetic.pipeline import generate_task
 from sandmle.benchmarks.synthetic.secret import salt_words
@@ -58,25 +60,34 @@ def _slot(job: tuple[str, int, str]) -> dict:
 
 
 def pack_rows(pack: Path) -> list[dict]:
-    """One row per slot of a generated pack, from its ``generation/slots`` records."""
-    rows = []
-    for path in sorted((pack / "generation" / "slots").glob("*.json")):
-        slot = json.loads(path.read_text(encoding="utf-8"))
-        family = slot.get("substitute_for") or slot["seed_task"]
-        rows.append(
-            {
-                "seed": family,
-                "index": slot["index"],
-                "accepted": slot.get("task_id") is not None,
-                "attempts": slot["attempts"],
-                "reasons": [r["failures"][0]["rule"] for r in slot["rejections"] if r["failures"]],
-                "seconds": None,
-                "substituted": slot.get("substitute_for") is not None,
-            }
-        )
-    if not rows:
-        raise SystemExit(f"error: no slot records under {pack}/generation/slots")
-    return rows
+    """One row per slot of a generated pack: from its ``pack.yaml`` once written, else from the
+    slot records of a run still going (``generation/slots``)."""
+    manifest = pack / "pack.yaml"
+    if manifest.is_file():
+        tasks = yaml.safe_load(manifest.read_text(encoding="utf-8"))["tasks"]
+        slots = [
+            {**t, "task_id": t["id"], "rejections": [r.split(":", 1)[0] for r in t["rejections"]]}
+            for t in tasks
+        ]
+    else:
+        slots = []
+        for path in sorted((pack / "generation" / "slots").glob("*.json")):
+            slot = json.loads(path.read_text(encoding="utf-8"))
+            rules = [r["failures"][0]["rule"] for r in slot["rejections"] if r["failures"]]
+            slots.append({**slot, "rejections": rules})
+    if not slots:
+        raise SystemExit(f"error: {pack} holds neither pack.yaml nor slot records")
+    return [
+        {
+            "seed": slot.get("substitute_for") or slot["seed_task"],
+            "accepted": slot.get("task_id") is not None,
+            "attempts": slot["attempts"],
+            "reasons": slot["rejections"],
+            "seconds": None,
+            "substituted": slot.get("substitute_for") is not None,
+        }
+        for slot in slots
+    ]
 
 
 def summarize(rows: list[dict]) -> dict:
