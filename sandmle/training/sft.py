@@ -61,11 +61,28 @@ class SFTRunFile(BaseModel):
     """Any ``trl.SFTConfig`` field (output_dir, learning_rate, assistant_only_loss, ...)."""
 
 
+INSPECT_BOOKKEEPING = frozenset({"logs.json", "eval-set.json"})
+"""JSON files Inspect's ``eval_set`` writes beside its logs (a listing, the set's own record)."""
+
+
 def log_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The Inspect logs under ``paths`` (folders searched; eval_set's bookkeeping skipped).
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for name in ("a.eval", "b.json", "logs.json", "eval-set.json", "notes.txt"):
+    ...     _ = (root / name).write_text("")
+    >>> [p.name for p in log_files([root])]
+    ['a.eval', 'b.json']
+    """
     found: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.suffix in (".eval", ".json"))
+            found += sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix in (".eval", ".json") and p.name not in INSPECT_BOOKKEEPING
+            )
         elif path.is_file():
             found.append(path)
         else:

@@ -8,10 +8,10 @@ import pytest
 
 pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
 
-from sandmle.training import chat, generators, grpo, rewards
+from sandmle.training import chat, generators, grpo, rewards, sft
 
 
-@pytest.mark.parametrize("module", [rewards, chat, generators, grpo], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [rewards, chat, generators, grpo, sft], ids=lambda m: m.__name__)
 def test_docstring_examples(module) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
