@@ -67,7 +67,7 @@ def stand_in_trainer(accelerator: Accelerator, tokenizer, server: ScriptedServer
         vllm.vllm_client = server
     return SimpleNamespace(
         processing_class=tokenizer,
-        args=SimpleNamespace(use_vllm=True, temperature=1.0, top_p=1.0),
+        args=SimpleNamespace(use_vllm=True, temperature=1.0, top_p=1.0, seed=0),
         vllm_generation=vllm,
         state=SimpleNamespace(global_step=0),
         accelerator=accelerator,
