@@ -119,6 +119,24 @@ async def exec_ms(sandbox: BwrapSandboxEnvironment, cmd: list[str], runs: int) -
     return round(statistics.median(times) * 1000, 1)
 
 
+async def paired_exec_ms(
+    cold: BwrapSandboxEnvironment, warm: BwrapSandboxEnvironment, cmd: list[str], runs: int
+) -> tuple[float, float]:
+    """Median ms of `cmd` in each sandbox, interleaved (who goes first alternating), so a
+    load change on the host hits both alike."""
+    times: dict[str, list[float]] = {"cold": [], "warm": []}
+    for i in range(runs):
+        order = (("cold", cold), ("warm", warm)) if i % 2 == 0 else (("warm", warm), ("cold", cold))
+        for kind, box in order:
+            start = time.perf_counter()
+            result = await box.exec(cmd)
+            times[kind].append(time.perf_counter() - start)
+            if result.returncode != 0:
+                raise SystemExit(f"error: {cmd} failed: {result.stderr.strip()[-300:]}")
+    cold_ms, warm_ms = (round(statistics.median(times[k]) * 1000, 1) for k in ("cold", "warm"))
+    return cold_ms, warm_ms
+
+
 def bare_ms(cmd: list[str], runs: int) -> float:
     times = []
     for _ in range(runs):
@@ -160,13 +178,13 @@ async def measure(full_rows: int, runs: int, full_runs: int, first_runs: int, wo
         for _ in range(runs):  # interleaved, so load changes hit both alike
             cold_steps.append(await step_seconds(cold, run))
             warm_steps.append(await step_seconds(warm, run))
-        python_pass = ["python", "-c", "pass"]
+        cold_pass, warm_pass = await paired_exec_ms(cold, warm, ["python", "-c", "pass"], runs * 6)
         overhead = {
             "bare_python_pass_ms": bare_ms([sys.executable, "-c", "pass"], runs * 3),
             "bare_true_ms": bare_ms(["true"], runs * 3),
             "sandbox_true_ms": await exec_ms(cold, ["true"], runs * 3),
-            "sandbox_cold_python_pass_ms": await exec_ms(cold, python_pass, runs * 3),
-            "sandbox_warm_python_pass_ms": await exec_ms(warm, python_pass, runs * 3),
+            "sandbox_cold_python_pass_ms": cold_pass,
+            "sandbox_warm_python_pass_ms": warm_pass,
         }
     async with sample(_config(work / "full", base, True)) as full:
         full_steps = [await step_seconds(full, run) for _ in range(full_runs)]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -63,11 +64,13 @@ def transfer_failures(pack: Path, task_ids: list[str], progress: bool = False) -
         start = time.monotonic()
         for fit, held in enumerate(held_out, 1):
             others = [j for j in range(len(members)) if j not in held]
+            # one model per fit: every task it holds out is graded by the same model
+            predict = _transfer_model(
+                modality, [train[j] for j in others], [labels[j] for j in others]
+            )
             for i in held:
                 task_id, bp, data = members[i]
-                proba = _transfer_predict(
-                    modality, [train[j] for j in others], [labels[j] for j in others], test[i]
-                )
+                proba = predict(test[i])
                 report = grade_frame(
                     tg.submission_frame(
                         bp, data.test[bp.domain.id_column], np.column_stack([1 - proba, proba])
@@ -110,22 +113,26 @@ def _inputs(modality: str, bp: Blueprint, data: PublicData, frame: pd.DataFrame)
     return _texts(bp, frame) if modality == "text" else _matrix(modality, bp, data, frame)
 
 
-def _transfer_predict(
-    modality: str, train: list[Inputs], labels: list[np.ndarray], target: Inputs
-) -> np.ndarray:
-    """P(positive) for this task's test rows, from a model fit on the others' training rows."""
+def _transfer_model(
+    modality: str, train: list[Inputs], labels: list[np.ndarray]
+) -> Callable[[Inputs], np.ndarray]:
+    """P(positive) for a task's test rows, from a model fit on the others' training rows."""
     y = np.concatenate(labels)
-    if modality == "text":
-        vectorizer = TfidfVectorizer(min_df=2)
-        texts = pd.concat([pd.Series(t) for t in train], ignore_index=True)
-        x, rows = vectorizer.fit_transform(texts), vectorizer.transform(pd.Series(target))
+    vectorizer = TfidfVectorizer(min_df=2) if modality == "text" else None
+    if vectorizer is not None:
+        x = vectorizer.fit_transform(pd.concat([pd.Series(t) for t in train], ignore_index=True))
     else:
-        x, rows = np.vstack(train), target
+        x = np.vstack(train)
     model = make_pipeline(
         StandardScaler(with_mean=modality != "text"), LogisticRegression(max_iter=1000)
     )
     model.fit(x, y)
-    return model.predict_proba(rows)[:, 1]
+
+    def predict(target: Inputs) -> np.ndarray:
+        rows = vectorizer.transform(pd.Series(target)) if vectorizer is not None else target
+        return np.asarray(model.predict_proba(rows)[:, 1])
+
+    return predict
 
 
 def _texts(bp: Blueprint, frame: pd.DataFrame) -> pd.Series:

@@ -91,6 +91,7 @@ from .warm import (
     WarmPythonConfig,
     WarmServer,
     prepare_warm_dir,
+    skip_shim,
     start_server,
     wants_server,
 )
@@ -309,6 +310,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         if not self.dirs.work.is_dir():
             raise SandboxUnavailableError("this sample's sandbox was cleaned up")
         self._warm_on_demand(cmd)
+        if env is None or "PATH" not in env:  # `python` is the shim: skip it where it would
+            cmd = skip_shim(self.config.warm_python, self._warm_python, cmd)
         oom_before = self.cgroup.oom_kills() if self.cgroup is not None else 0
         outcome = await self._run(
             cmd,

@@ -119,6 +119,30 @@ def wants_server(config: WarmPythonConfig, cmd: list[str]) -> bool:
     return config.enabled and config.start == "first_python" and any("python" in a for a in cmd)
 
 
+def skip_shim(config: WarmPythonConfig, python: str, cmd: list[str]) -> list[str]:
+    """``cmd`` with the real interpreter in place of the shim, where the shim would exec it
+    at once (flags but ``-c``/``-``, or ``-c`` code naming no preload module): the same run,
+    one ``sh`` exec fewer, so a trivial exec costs what it costs without warm Python.
+
+    >>> config = WarmPythonConfig(enabled=True)
+    >>> skip_shim(config, "/py", ["python", "-c", "pass"])
+    ['/py', '-c', 'pass']
+    >>> skip_shim(config, "/py", ["python3", "-c", "import pandas"])
+    ['python3', '-c', 'import pandas']
+    >>> skip_shim(config, "/py", ["python", "solution.py"])
+    ['python', 'solution.py']
+    """
+    if not (config.enabled and config.cold_trivial) or len(cmd) < 2 or cmd[0] not in SHIM_NAMES:
+        return cmd
+    flag = cmd[1]
+    if flag == "-c":
+        names = {module.partition(".")[0] for module in config.preload}
+        trivial = len(cmd) > 2 and not any(name in cmd[2] for name in names)
+    else:
+        trivial = flag.startswith("-") and flag != "-"
+    return [python, *cmd[1:]] if trivial else cmd
+
+
 def _shim_text(python: str, config: WarmPythonConfig) -> str:
     """The shim: the client script, started by the agent's Python with ``-S -I`` (fast,
     stdlib only), behind a sh front that sends trivial runs cold (`cold_trivial`)."""

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from sandmle.benchmarks.synthetic import pipeline
+from sandmle.benchmarks.synthetic import packs, pipeline
 from sandmle.benchmarks.synthetic.blueprint import Design, TaskRequest
 from sandmle.benchmarks.synthetic.packs import PackSpec, SlotJob, generate_pack
 from sandmle.benchmarks.synthetic.redesign import apply_design, next_design, substitutes
 from sandmle.benchmarks.synthetic.sanity import Failure, check_directory
 from sandmle.benchmarks.synthetic.seeds import SEEDS, get_seed
+from sandmle.benchmarks.synthetic.slots import load_outcomes
 from sandmle.benchmarks.synthetic.strategist import plan
 from sandmle.benchmarks.synthetic.task_files import file_digests, load_blueprint
 from sandmle.errors import SandmleError
@@ -127,9 +129,46 @@ def test_an_interrupted_run_resumes_to_the_same_bytes(
         generate_pack(spec, tmp_path / "resumed", workers=1, progress=False)
     assert not (tmp_path / "resumed" / "pack.yaml").exists()
     (tmp_path / "resumed" / ".staging-002").mkdir()  # what a killed worker leaves behind
+    first = load_outcomes(tmp_path / "resumed")[0].task_id
+    shutil.rmtree(tmp_path / "resumed" / str(first))  # a recorded task lost: its slot is redone
     monkeypatch.setattr(SlotJob, "run", real)
     generate_pack(spec, tmp_path / "resumed", workers=1, progress=False)
     assert file_digests(tmp_path / "resumed") == file_digests(tmp_path / "whole")
     other = spec.model_copy(update={"n": 4})
     with pytest.raises(SandmleError, match="not empty"):
         generate_pack(other, tmp_path / "resumed", progress=False)
+
+
+def test_a_run_killed_inside_a_transfer_round_resumes_to_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The gate's regenerations are recorded as they finish and its round is kept on disk, so
+    a killed run neither loses them nor regenerates a slot from the wrong attempt."""
+    solved: set[str] = set()  # the one task "the others solve": slot 1's first draw
+
+    def gate(pack: Path, task_ids: list[str], progress: bool = False) -> dict[str, str]:
+        solved.update(task_ids[1:2] if not solved else [])
+        return {
+            t: "a model trained on 2 other image task(s) scores 1" for t in solved & set(task_ids)
+        }
+
+    monkeypatch.setattr(packs, "transfer_failures", gate)
+    spec = PackSpec(name="resume", n=3, seed=5, seed_ids=FAST_SEEDS[1:], secret=SECRET)
+    whole = generate_pack(spec, tmp_path / "whole", workers=1, progress=False)
+    assert [f.rule for r in whole[1].rejections for f in r.failures].count("transfer") == 1
+    real = SlotJob.run
+
+    def killed_when_regenerating(self: SlotJob, first_attempt: int = 0):
+        if first_attempt >= pipeline.MAX_ATTEMPTS:
+            raise KeyboardInterrupt
+        return real(self, first_attempt)
+
+    monkeypatch.setattr(SlotJob, "run", killed_when_regenerating)
+    with pytest.raises(KeyboardInterrupt):
+        generate_pack(spec, tmp_path / "resumed", workers=1, progress=False)
+    assert (tmp_path / "resumed" / "generation" / packs.TRANSFER_STATE_FILE).is_file()
+    monkeypatch.setattr(SlotJob, "run", real)
+    resumed = generate_pack(spec, tmp_path / "resumed", workers=1, progress=False)
+    assert file_digests(tmp_path / "resumed") == file_digests(tmp_path / "whole")
+    assert [o.model_dump() for o in resumed] == [o.model_dump() for o in whole]
+    assert not (tmp_path / "resumed" / "generation" / packs.TRANSFER_STATE_FILE).exists()
