@@ -18,9 +18,9 @@ from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.harness.competition import load_competition
 from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.layout import SUBMISSION_PATH
-from sandmle.harness.samples import competition_for
 from sandmle.harness.scorer import FLAGS
 from sandmle.harness.solvers import copy_sample_submission, guard
+from tests.answers import copy_answers
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
 
@@ -49,18 +49,6 @@ def _metric(log: EvalLog, key: str) -> float:
 
 
 @solver
-def _write_answers() -> Solver:
-    """Test-only: hands in the hidden answers (written from the host), i.e. a perfect agent."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        answers = competition_for(state.metadata).answers_path.read_bytes()
-        await sandbox().write_file(SUBMISSION_PATH, answers)
-        return state
-
-    return solve
-
-
-@solver
 def _crash() -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         raise RuntimeError("agent exploded")
@@ -86,7 +74,7 @@ def test_sample_submission_metrics_match_grading_core(pack: Path, tmp_path: Path
 
 
 def test_perfect_agent_gets_gold_rates(pack: Path, tmp_path: Path) -> None:
-    log = _run(pack, _write_answers(), tmp_path)
+    log = _run(pack, copy_answers(), tmp_path)
     for key in ("valid_submission", "gold_medal", "any_medal", "above_median"):
         assert _metric(log, key) == 1.0, key
     assert _metric(log, "silver_medal") == 0.0

@@ -19,12 +19,11 @@ from inspect_ai.util import sandbox, store
 
 from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.harness.competition import load_competition
-from sandmle.harness.layout import SUBMISSION_PATH
-from sandmle.harness.samples import competition_for
 from sandmle.harness.search_tree import STORE_KEY, SearchNode
 from sandmle.harness.solvers import copy_sample_submission
 from sandmle.harness.task import competition_task
 from sandmle.scaffolds import aide
+from tests.answers import copy_answers, hand_in_answers
 from tests.conftest import copy_pack
 
 MODELS = ("mockllm/model-a", "mockllm/model-b")
@@ -63,19 +62,6 @@ def tree_nodes() -> list[dict]:
 
 
 @solver
-def copy_answers() -> Solver:
-    """A perfect entrant (tests only): copies the host's answers into the sandbox."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        answers = competition_for(state.metadata).answers_path.read_text()
-        await sandbox().write_file(SUBMISSION_PATH, answers)
-        state.completed = True
-        return state
-
-    return solve
-
-
-@solver
 def toy_tree_search() -> Solver:
     """A fake tree scaffold: one tool call, a stored tree, then the answers (no model calls)."""
 
@@ -92,8 +78,7 @@ def toy_tree_search() -> Solver:
             ChatMessageTool(content="(4, 2)", tool_call_id="c2", function="python")
         )
         store().set(STORE_KEY, tree_nodes())
-        answers = competition_for(state.metadata).answers_path.read_text()
-        await sandbox().write_file(SUBMISSION_PATH, answers)
+        await hand_in_answers(state)
         state.completed = True
         return state
 

@@ -11,17 +11,15 @@ import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import sandbox
 from rich.console import Console
 
 from sandmle.benchmarks.synthetic.task import synthetic
-from sandmle.harness.layout import SUBMISSION_PATH
-from sandmle.harness.samples import competition_for
 from sandmle.harness.solvers import copy_sample_submission
 from sandmle.leaderboard import reproduce_view as view
 from sandmle.leaderboard.logs import load_logs
 from sandmle.leaderboard.stats import too_few
 from sandmle.study.reproduce_report import write_reproduce_report
+from tests.answers import hand_in_answers
 from tests.conftest import copy_pack
 
 ROLES = {"base": "mockllm/base", "SFT": "mockllm/sft", "GRPO": "mockllm/grpo",
@@ -36,8 +34,7 @@ def react() -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         if str(state.model) != ROLES["GRPO"]:
             return await floor(state, generate)
-        answers = competition_for(state.metadata).answers_path.read_text()
-        await sandbox().write_file(SUBMISSION_PATH, answers)
+        await hand_in_answers(state)
         state.completed = True
         return state
 
