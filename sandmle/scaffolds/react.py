@@ -51,7 +51,8 @@ def react(
         prompt=AgentPrompt(instructions=INSTRUCTIONS),
         tools=agent_tools(command_timeout, score_feedback),
         attempts=attempts,
-        submit=AgentSubmit(name="submit", description=SUBMIT_DESCRIPTION),
+        # kept: the log (and SFT data built from it) holds the call that ended the run
+        submit=AgentSubmit(name="submit", description=SUBMIT_DESCRIPTION, keep_in_messages=True),
         on_continue=CONTINUE_PROMPT,
         truncation="auto",
     )

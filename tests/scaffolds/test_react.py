@@ -33,3 +33,6 @@ def test_react_writes_validates_and_submits(pack_dir, tmp_path):
     tool_results = [m.text for m in sample.messages if m.role == "tool"]
     assert any("Submission is valid" in t for t in tool_results)
     assert sample.scores["medal_scorer"].value["valid_submission"] == 1.0
+    # the call that ended the run stays in the log: SFT data built from it teaches `submit`
+    last = [m for m in sample.messages if m.role == "assistant"][-1]
+    assert [c.function for c in last.tool_calls or []] == ["submit"]
