@@ -232,7 +232,8 @@ def _transfer_gate(
         _regenerate(out, jobs, outcomes, state, workers, progress)
         first_round = state.round + 1
     for round_ in range(first_round, TRANSFER_ROUNDS + 1):
-        failures = transfer_failures(out, [o.task_id for o in outcomes if o.task_id], progress)
+        ids = [o.task_id for o in outcomes if o.task_id]
+        failures = transfer_failures(out, ids, progress, workers)
         if not failures:
             break
         state = _GateRound(round=round_, failures=failures)

@@ -16,9 +16,11 @@ per task made the gate quadratic, and a 1,000-task pack spent hours in it.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +35,7 @@ from sandmle.benchmarks.synthetic.artifacts import PublicData
 from sandmle.benchmarks.synthetic.blueprint import Blueprint
 from sandmle.benchmarks.synthetic.modalities.audio_features import call_bank_features
 from sandmle.benchmarks.synthetic.modalities.image import shape_bank_features
-from sandmle.benchmarks.synthetic.task_files import load_blueprint
+from sandmle.benchmarks.synthetic.task_files import BLUEPRINT_FILE, load_blueprint
 from sandmle.harness.competition import PUBLIC_DIR, load_competition
 from sandmle.harness.grading.report import grade_frame
 
@@ -44,8 +46,14 @@ Member = tuple[str, Blueprint, PublicData]
 """A task of the pack: its id, blueprint and public files."""
 
 
-def transfer_failures(pack: Path, task_ids: list[str], progress: bool = False) -> dict[str, str]:
-    """Task id -> reason, for tasks a model trained on the other tasks reaches bronze on."""
+def transfer_failures(
+    pack: Path, task_ids: list[str], progress: bool = False, workers: int = 1
+) -> dict[str, str]:
+    """Task id -> reason, for tasks a model trained on the other tasks reaches bronze on.
+
+    Shared features (template matches over every image or call: most of the gate's time)
+    are computed over ``workers`` processes, and kept between calls for tasks whose files
+    did not change, so a later round pays only for the tasks it regenerated."""
     groups: dict[str, list[Member]] = {}
     for task_id in task_ids:
         bp = load_blueprint(pack / task_id)
@@ -57,8 +65,11 @@ def transfer_failures(pack: Path, task_ids: list[str], progress: bool = False) -
         if len(members) < 2:
             continue
         # each member's features once (not once per other task: a large pack has hundreds)
-        train = [_inputs(modality, bp, data, data.train) for _, bp, data in members]
-        test = [_inputs(modality, bp, data, data.test) for _, bp, data in members]
+        features = _features(pack, modality, [task_id for task_id, _, _ in members], workers)
+        if progress:
+            print(f"transfer gate: {modality}, features of {len(members)} task(s)",
+                  file=sys.stderr, flush=True)  # fmt: skip
+        train, test = [f[0] for f in features], [f[1] for f in features]
         labels = [tg.encode_train_targets(bp, data.train) for _, bp, data in members]
         held_out = held_out_sets(len(members))
         start = time.monotonic()
@@ -90,6 +101,43 @@ def transfer_failures(pack: Path, task_ids: list[str], progress: bool = False) -
                     flush=True,
                 )
     return failures
+
+
+_CACHE: dict[tuple[str, str], tuple[Inputs, Inputs]] = {}
+"""(task folder, digest of its files) -> its train and test inputs, for this process's runs."""
+
+
+def _features(
+    pack: Path, modality: str, task_ids: list[str], workers: int
+) -> list[tuple[Inputs, Inputs]]:
+    keys = [(str(pack / task_id), _digest(pack / task_id)) for task_id in task_ids]
+    missing = [i for i, key in enumerate(keys) if key not in _CACHE]
+    jobs = [(pack / task_ids[i], modality) for i in missing]
+    if workers > 1 and len(jobs) > 1 and modality != "text":
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            found = list(pool.map(_task_features, *zip(*jobs, strict=True)))
+    else:
+        found = [_task_features(folder, m) for folder, m in jobs]
+    for i, inputs in zip(missing, found, strict=True):
+        _CACHE[keys[i]] = inputs
+    return [_CACHE[key] for key in keys]
+
+
+def _digest(task: Path) -> str:
+    """What a task's features depend on: its blueprint and public files (a regenerated slot
+    may reuse its task id with other contents)."""
+    digest = hashlib.sha256((task / BLUEPRINT_FILE).read_bytes())
+    for path in sorted((task / PUBLIC_DIR).rglob("*")):
+        if path.is_file():
+            digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _task_features(task: Path, modality: str) -> tuple[Inputs, Inputs]:
+    """A task's train and test inputs (in a worker process, for a large pack)."""
+    bp = load_blueprint(task)
+    data = PublicData.from_folder(task / PUBLIC_DIR)
+    return _inputs(modality, bp, data, data.train), _inputs(modality, bp, data, data.test)
 
 
 def held_out_sets(n: int) -> list[list[int]]:

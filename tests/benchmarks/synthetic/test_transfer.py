@@ -5,9 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
+from sandmle.benchmarks.synthetic import transfer
 from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
 from sandmle.benchmarks.synthetic.transfer import (
     FOLDS,
@@ -80,3 +82,27 @@ def test_every_task_is_held_out_once_and_small_groups_stay_leave_one_out(n: int)
         assert held == [[i] for i in range(n)]
     else:
         assert len(held) == FOLDS and max(len(f) for f in held) <= -(-n // FOLDS)
+
+
+def test_features_are_computed_in_parallel_and_reused_only_while_the_files_are_the_same(
+    small_pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later gate round reuses the features of the tasks it did not regenerate; a task
+    whose files changed under the same id is computed again; workers give the same arrays."""
+    original = _task(small_pack, "aerial-cactus-identification")
+    ids = [original, "twin-997"]
+    for task_id in ids:
+        shutil.copytree(small_pack / original, tmp_path / task_id)
+    monkeypatch.setattr(transfer, "_CACHE", {})
+    parallel = transfer._features(tmp_path, "image", ids, workers=2)
+    monkeypatch.setattr(transfer, "_CACHE", {})
+    serial = transfer._features(tmp_path, "image", ids, workers=1)
+    for (a_train, a_test), (b_train, b_test) in zip(parallel, serial, strict=True):
+        assert np.array_equal(a_train, b_train) and np.array_equal(a_test, b_test)
+    assert transfer._features(tmp_path, "image", ids, workers=1)[0][0] is serial[0][0]
+    train_csv = tmp_path / ids[0] / "prepared" / "public" / "train.csv"
+    rows = train_csv.read_text().splitlines()
+    train_csv.write_text("\n".join(rows[:-1]) + "\n")  # same id, other contents
+    changed = transfer._features(tmp_path, "image", ids, workers=1)
+    assert len(changed[0][0]) == len(serial[0][0]) - 1
+    assert changed[1][0] is serial[1][0]

@@ -146,7 +146,7 @@ def test_a_run_killed_inside_a_transfer_round_resumes_to_the_same_bytes(
     a killed run neither loses them nor regenerates a slot from the wrong attempt."""
     solved: set[str] = set()  # the one task "the others solve": slot 1's first draw
 
-    def gate(pack: Path, task_ids: list[str], progress: bool = False) -> dict[str, str]:
+    def gate(pack: Path, task_ids: list[str], progress: bool, workers: int) -> dict[str, str]:
         solved.update(task_ids[1:2] if not solved else [])
         return {
             t: "a model trained on 2 other image task(s) scores 1" for t in solved & set(task_ids)
