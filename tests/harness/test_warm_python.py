@@ -505,6 +505,15 @@ def test_warm_is_faster_than_cold(sample: Sample) -> None:
     assert run_case(sample, "pre", ["python", "-c", code], warm=False).stdout == "False\n"
 
 
+def test_what_a_library_imports_on_first_use_comes_with_it(sample: Sample) -> None:
+    """pandas' CSV writer and scikit-learn's DataFrame backend (narwhals) are imported lazily by
+    their first call; the server imports them with the library, so no warm run pays them."""
+    lazy = ("pandas.io.formats.csvs", "narwhals._pandas_like.dataframe")
+    code = f"import sys\nhad = [m for m in {lazy!r} if m in sys.modules]\nimport pandas, sklearn\nprint(had)\n"
+    assert run_case(sample, "lazy", ["python", "-c", code], warm=True).stdout == f"{list(lazy)}\n"
+    assert run_case(sample, "lazy", ["python", "-c", code], warm=False).stdout == "[]\n"
+
+
 def test_a_file_that_shadows_a_loaded_module_runs_cold(sample: Sample) -> None:
     files = {"pandas.py": "print('the local pandas')\n", "use.py": "import pandas\nprint('ran')\n"}
     run_case(sample, "warmup", ["python", "-c", "import pandas"], warm=True)

@@ -106,6 +106,10 @@ def python_layout(python: Path) -> PythonLayout:
         binds.append(("--ro-bind", info["prefix"], VENV_MOUNT))
         bin_dir = f"{VENV_MOUNT}/bin"  # Python finds pyvenv.cfg beside the bin dir it runs from
     binds.append(("--tmpfs", "", bin_dir))
+    if bin_dir == SHIM_BIN:
+        # A venv the agent makes records home = SHIM_BIN; Python looks for the standard
+        # library beside it (SHIM_BIN/../lib) without resolving the link it ran through.
+        binds.append(("--symlink", f"{inside_base}/lib", f"{PYTHON_ROOT}/lib"))
     for name in ("python", "python3", f"python{info['version']}"):
         binds.append(("--symlink", executable, f"{bin_dir}/{name}"))
     return PythonLayout(tuple(binds), bin_dir, tuple(env), pyvenv_cfg)
