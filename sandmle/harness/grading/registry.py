@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sandmle.errors import CompetitionError, InvalidSubmission
 from sandmle.harness.competition import CompetitionConfig
-from sandmle.harness.grading.metrics import get_metric, ranking_k
+from sandmle.harness.grading.metrics import MetricFn, get_metric, ranking_k
 from sandmle.harness.plugins import GRADER_PLUGINS, load_plugins
 
 GradeFn = Callable[[pd.DataFrame, pd.DataFrame, CompetitionConfig], float]
@@ -78,6 +78,15 @@ def standard_grader(
     submission: pd.DataFrame, answers: pd.DataFrame, config: CompetitionConfig
 ) -> float:
     """Align by ids, check the columns and values, then apply the competition's metric."""
+    fn, y_true, y_pred = standard_arrays(submission, answers, config)
+    return fn(y_true, y_pred)
+
+
+def standard_arrays(
+    submission: pd.DataFrame, answers: pd.DataFrame, config: CompetitionConfig
+) -> tuple[MetricFn, np.ndarray, np.ndarray]:
+    """What the ``standard`` grader hands its metric: the metric, the answers' and the
+    submission's target values, aligned and checked (raises InvalidSubmission as it does)."""
     options = standard_options(config)
     ids = [] if options.alignment == "row_order" else config.id_columns
     targets = config.target_columns
@@ -102,7 +111,7 @@ def standard_grader(
         if len(targets) != 1:
             raise CompetitionError(f"metric {spec.name} grades one column, got {targets}")
         y_true, y_pred = y_true[:, 0], y_pred[:, 0]
-    return spec.fn(y_true, y_pred)
+    return spec.fn, y_true, y_pred
 
 
 def check_columns(frame: pd.DataFrame, required: list[str], reject_extra: bool) -> None:

@@ -128,3 +128,51 @@ def test_probability_binary_table_slots_pass_the_noise_gate(tmp_path: Path):
     outcomes = [generate_task(dna, index=0, seed=s, out_root=tmp_path) for s in range(5)]
     assert [o.task_id is not None for o in outcomes] == [True] * 5
     assert sum(len(o.rejections) for o in outcomes) <= 5
+
+
+@pytest.mark.parametrize("metric", ["roc_auc", "rmsle", "accuracy"])
+def test_the_fast_bootstrap_gives_the_scores_of_grading_every_resample(
+    metric: str, monkeypatch: pytest.MonkeyPatch
+):
+    """The standard grader checks the whole table once and its metric then runs on each
+    resample's rows: the same floats as grading every resampled table, including resamples
+    the metric refuses (one class only: AUC undefined) and a table invalid as a whole (a
+    missing row: every resample is graded, as before). Shuffled ids and a grouped draw."""
+    from sandmle.benchmarks.synthetic import mlops
+
+    rng = np.random.default_rng(3)
+    n = 12  # small: some AUC resamples hold one class only
+    ids = rng.permutation(n) + 100
+    y = rng.integers(0, 2, n) if metric != "rmsle" else rng.random(n) * 50
+    answers = pd.DataFrame({"id": ids, "y": y})
+    pred = rng.random(n) if metric == "roc_auc" else y if metric == "accuracy" else y * 1.1
+    if metric == "accuracy":
+        pred = np.where(rng.random(n) < 0.7, y, 1 - y)
+    good = pd.DataFrame({"id": ids[::-1], "y": pred[::-1]})  # another row order
+    missing = good.iloc[1:]
+    config = CompetitionConfig(
+        id="t",
+        name="t",
+        metric=metric,
+        id_columns=["id"],
+        target_columns=["y"],
+        thresholds=Thresholds(gold=0.9, silver=0.8, bronze=0.7, median=0.6),
+    )
+    subs = {"generic": good, "structure": good, "constant": missing}
+    groups = np.repeat(np.arange(n // 2), 2)
+
+    def ladder(fast: bool, grouped: bool) -> dict:
+        if not fast:
+            monkeypatch.setattr(mlops, "_standard_arrays", lambda *a, **k: None)
+        out = bootstrap_ladder(
+            config, answers, subs, np.random.default_rng(5), groups if grouped else None
+        )
+        monkeypatch.undo()
+        return out.model_dump()
+
+    for grouped in (False, True):
+        fast, slow = ladder(True, grouped), ladder(False, grouped)
+        assert fast == slow
+        assert fast["scores"]["constant"]["score"] is None  # the missing row, on the full set
+    if metric == "roc_auc":  # some resamples were refused, and left out alike
+        assert np.isfinite(fast["sigma"])
