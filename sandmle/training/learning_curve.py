@@ -30,35 +30,48 @@ TASK = "plant-watering"
 
 
 class _FirstPrompt:
-    """A sampler that records the context it is asked to continue and ends the turn at once."""
+    """A sampler that records each context it is asked to continue and ends the turn at once."""
 
     def __init__(self, eos: int):
         self.eos = eos
-        self.context: list[int] = []
+        self.contexts: list[list[int]] = []
+
+    @property
+    def context(self) -> list[int]:
+        return self.contexts[-1] if self.contexts else []
 
     async def sample(
         self, context: list[int], max_new_tokens: int, key: str = ""
     ) -> tuple[list[int], list[float]]:
-        self.context = list(context)
+        self.contexts.append(list(context))
         return [self.eos], [0.0]
 
 
-def first_prompt(model: Path, pack: str, logs: Path) -> list[int]:
-    """The token ids of the task's first prompt, as an episode renders it (one real episode)."""
+def first_prompts(
+    model: Path, pack: str, logs: Path, tasks: list[str] | None = None
+) -> list[list[int]]:
+    """The token ids of each task's first prompt, as an episode renders it (one real episode
+    per task, one at a time, in order; every task of the pack when ``tasks`` is None)."""
     from transformers import AutoTokenizer
 
-    from sandmle.training.grpo import load_grpo_config
+    from sandmle.training.grpo import load_grpo_config, task_ids
     from sandmle.training.policy_api import PolicySession
     from sandmle.training.rollouts import run_episodes
 
     tokenizer = AutoTokenizer.from_pretrained(model)
     settings = load_grpo_config(CONFIG, output_dir=str(logs)).rollout
+    settings = settings.model_copy(update={"pack": pack, "tasks": tasks, "parallel_sandboxes": 1})
     recorder = _FirstPrompt(tokenizer.eos_token_id)
     session = PolicySession(
         recorder, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens
     )
-    run_episodes([TASK], session, settings.model_copy(update={"pack": pack}), logs)
-    return recorder.context
+    run_episodes(task_ids(settings), session, settings, logs)
+    return recorder.contexts
+
+
+def first_prompt(model: Path, pack: str, logs: Path) -> list[int]:
+    """The token ids of the learning task's first prompt (one real episode)."""
+    return first_prompts(model, pack, logs, [TASK])[-1]
 
 
 PROMPT_VOCAB = 2048
@@ -82,6 +95,26 @@ def warm_model(folder: Path, pack: str) -> Path:
         figures = warm_start(folder, prompt)
         (folder / "warm_start.json").write_text(json.dumps(figures))
         (folder / PROMPT_FILE).write_text(json.dumps(prompt))
+    return folder
+
+
+PACK_HIDDEN = 128
+"""The pack model's width: at the tests' 32, Seed-SFT reached 0.98 token accuracy on the
+teacher's turns yet sampled no whole copy call at temperature 1 (0 of 64); at 128, 16%."""
+
+
+def pack_model(folder: Path, pack: str) -> Path:
+    """The random tiny model with its vocabulary learned from the first prompts of ``pack``'s
+    tasks (built once per folder): a task prompt is ~2x fewer tokens than under the default
+    tiny vocabulary, so every turn and step costs less. Its weights are untrained; the
+    reproduce protocol's Seed-SFT is what teaches it to act."""
+    from transformers import AutoTokenizer
+
+    if not (folder / "config.json").is_file():
+        probe = build_tiny_model(folder / "probe-model")  # any tokenizer renders the same text
+        decode = AutoTokenizer.from_pretrained(probe).decode
+        texts = [str(decode(p)) for p in first_prompts(probe, pack, probe / "logs")]
+        build_tiny_model(folder, corpus=texts, vocab_size=PROMPT_VOCAB, hidden=PACK_HIDDEN)
     return folder
 
 

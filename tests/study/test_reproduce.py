@@ -145,3 +145,21 @@ def test_a_failed_child_names_its_error_line() -> None:
     log = "Traceback (most recent call last):\n  File x\nValueError: bad\n  more detail\n"
     assert reproduce.reason(log) == "ValueError: bad"
     assert reproduce.reason("step 1\nerror: no episodes passed keep='valid'\n").startswith("error:")
+
+
+@pytest.mark.parametrize("name", ("toy", "cpu-micro", "gpu-1"))
+def test_the_trained_scaffold_is_evaluated_with_the_training_episodes_budget(name: str) -> None:
+    """Under the trained scaffold, an eval sample is a training episode: the same turn budget,
+    temperature and number of turns (``rollouts.training_task``: 2 messages a turn, plus 2)."""
+    profile, path = load_profile(name)
+    run = yaml.safe_load((path.parent / profile.grpo.run["base"]).read_text())
+    for part in ("rollout", "training"):
+        run[part] = {**run.get(part, {}), **profile.grpo.run.get(part, {})}
+    generate = profile.eval.generate
+    assert generate.get("max_tokens") == run["rollout"]["max_turn_tokens"], name
+    assert (
+        generate.get("temperature", run["training"]["temperature"])
+        == (run["training"]["temperature"])
+    ), name
+    limit = profile.eval.task_args.get("message_limit")
+    assert limit is None or limit == 2 * run["rollout"]["max_turns"] + 2, name
