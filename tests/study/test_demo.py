@@ -25,7 +25,7 @@ def _first_task(index: int = 0) -> str:
 
 
 MEDAL_TASK = 5
-"""A built-in task (alloy-lab-005) the heuristic medals on under ReAct (generator 0.5.0, seen in
+"""A built-in task (alloy-lab-005) the heuristic medals on under ReAct (generator 0.5.1, seen in
 a full demo): a one-task demo passes its reference check only where the heuristic wins a medal."""
 
 

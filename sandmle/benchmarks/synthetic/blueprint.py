@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-GENERATOR_VERSION = "0.5.0"
+GENERATOR_VERSION = "0.5.1"
 """Bumped whenever the same seed would give different bytes."""
 
 Modality = Literal["tabular", "text", "image", "time-series", "audio"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pandas as pd
 from pydantic import BaseModel
@@ -53,9 +53,27 @@ def write_csv(frame: pd.DataFrame, path: Path, float_format: str = DATA_FLOAT_FO
     frame.to_csv(path, index=False, float_format=float_format, lineterminator="\n")
 
 
+JSON_FLOAT_DIGITS = 12
+"""Significant digits of the floats in the generation records. A score's last bits depend on
+the CPU: numpy sums with AVX-512 on one machine and AVX2 on another, and the results differ in
+the last place (a built-in task's ladder read 0.19529553927247395 on one, ...392 on the other)."""
+
+
+def stable_floats(value: Any) -> Any:
+    """``value`` with every float rounded to ``JSON_FLOAT_DIGITS`` significant digits."""
+    if isinstance(value, float):
+        return float(f"{value:.{JSON_FLOAT_DIGITS}g}")
+    if isinstance(value, dict):
+        return {k: stable_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [stable_floats(v) for v in value]
+    return value
+
+
 def write_json(model: BaseModel, path: Path) -> None:
+    """Sorted keys, floats to ``JSON_FLOAT_DIGITS``: the same bytes on every machine."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(model.model_dump(mode="json"), sort_keys=True, indent=2)
+    text = json.dumps(stable_floats(model.model_dump(mode="json")), sort_keys=True, indent=2)
     path.write_text(text + "\n", encoding="utf-8")
 
 
