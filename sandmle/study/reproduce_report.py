@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,24 @@ def rollout_rows(name: str, run_dir: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def signal_warnings(manifest: dict[str, Any]) -> list[str]:
+    """One line per GRPO run where most steps had no reward spread in any group.
+
+    Such a step has zero advantage everywhere, so no policy gradient: the checkpoint then differs
+    from its start only by what the KL term or the optimizer's momentum did, and a "GRPO vs SFT"
+    verdict says nothing about the reward.
+    """
+    lines = []
+    for name, folder in manifest.get("runs", {}).items():
+        flags = [e["frac_reward_zero_std"] for e in trainer_history(Path(folder))
+                 if "frac_reward_zero_std" in e]  # fmt: skip
+        dead = sum(1 for f in flags if f >= 1.0)
+        if flags and dead * 2 > len(flags):
+            lines.append(f"warning: {name}: {dead} of {len(flags)} steps had no reward spread in "
+                         "any group (no learning signal); its checkpoint barely reflects the reward")  # fmt: skip
+    return lines
+
+
 def write_curves(out: Path, manifest: dict[str, Any]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for name, folder in manifest.get("runs", {}).items():
@@ -141,7 +160,8 @@ def _html_table(frame: pd.DataFrame) -> str:
 
 
 def report_html(manifest: dict[str, Any], cells: pd.DataFrame, pairs: pd.DataFrame,
-                drops: pd.DataFrame, curves: pd.DataFrame) -> str:  # fmt: skip
+                drops: pd.DataFrame, curves: pd.DataFrame,
+                warnings: Sequence[str] = ()) -> str:  # fmt: skip
     shown = cells[["bench", "role", "solver", "n"]].copy()
     for metric, label in view.METRICS.items():
         shown[label] = [view.rate_text(row, metric) for _, row in cells.iterrows()]
@@ -150,13 +170,14 @@ def report_html(manifest: dict[str, Any], cells: pd.DataFrame, pairs: pd.DataFra
     plots = "".join(f.to_html(full_html=False, include_plotlyjs=(i == 0))
                     for i, f in enumerate(figures))  # fmt: skip
     title = f"sandmle reproduce: {html.escape(str(manifest.get('profile')))}"
+    alerts = "".join(f"<p style='color:#b00'><b>{html.escape(w)}</b></p>" for w in warnings)
     roles = "".join(f"<li><b>{html.escape(r)}</b>: {html.escape(m)}</li>"
                     for r, m in manifest["roles"].items())  # fmt: skip
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>"
         "body{font-family:sans-serif;max-width:1400px;margin:auto}table.t{border-collapse:collapse}"
         "table.t td,table.t th{padding:2px 8px;border-bottom:1px solid #ddd}</style></head><body>"
-        f"<h1>{title}</h1><p>{html.escape(LOADED_NOTE)}</p><ul>{roles}</ul>"
+        f"<h1>{title}</h1><p>{html.escape(LOADED_NOTE)}</p>{alerts}<ul>{roles}</ul>"
         f"<p>trained scaffold: {html.escape(str(manifest.get('trained_scaffold')))}</p>"
         f"<h2>Cells</h2>{_html_table(shown)}<h2>Paired tests</h2>{_html_table(pairs)}"
         f"<h2>Cross-scaffold drop</h2>{_html_table(drops)}<h2>Figures</h2>{plots}</body></html>"
@@ -176,8 +197,11 @@ def write_reproduce_report(out: Path, console: Console | None = None) -> Path:
     for table in (cells_rich(cells), pairs_rich(pairs, trained), drop_rich(drops)):
         console.print(table)
     console.print(LOADED_NOTE, highlight=False)
+    warnings = signal_warnings(manifest)
+    for line in warnings:
+        console.print(line, style="bold red", highlight=False)
     path = out / "report.html"
-    path.write_text(report_html(manifest, cells, pairs, drops, curves), encoding="utf-8")
+    path.write_text(report_html(manifest, cells, pairs, drops, curves, warnings), encoding="utf-8")
     if not samples.empty:
         export_html([out / "eval"], out / "leaderboard.html")
     console.print(f"report: {path}", highlight=False)

@@ -18,7 +18,7 @@ from sandmle.harness.solvers import copy_sample_submission
 from sandmle.leaderboard import reproduce_view as view
 from sandmle.leaderboard.logs import load_logs
 from sandmle.leaderboard.stats import too_few
-from sandmle.study.reproduce_report import write_reproduce_report
+from sandmle.study.reproduce_report import signal_warnings, write_reproduce_report
 from tests.answers import hand_in_answers
 from tests.conftest import copy_pack
 
@@ -95,6 +95,24 @@ def test_report_holds_every_cell_and_says_when_it_cannot_decide(out: Path) -> No
     assert "plotly" in html and too_few() in html and (out / "leaderboard.html").is_file()
     curves = pd.read_csv(out / view.CURVES)
     assert set(curves["metric"]) == {"reward", "reward_std", "valid_reward"}
+
+
+def test_a_run_without_learning_signal_is_named(out: Path, tmp_path: Path) -> None:
+    """Second cpu-micro run (2026-12-03): 45 of 48 dense steps had every group's reward equal,
+    grad_norm 0, yet the policy kept drifting on the optimizer's momentum to 0/40 valid."""
+    manifest = view.read_manifest(out)
+    dead = tmp_path / "grpo-dense" / "checkpoint-4"
+    dead.mkdir(parents=True)
+    history = [{"step": s, "reward": 0.0, "frac_reward_zero_std": 1.0 if s > 1 else 0.0}
+               for s in (1, 2, 3, 4)]  # fmt: skip
+    (dead / "trainer_state.json").write_text(json.dumps({"log_history": history}))
+    assert signal_warnings(manifest) == []  # the fixture's run has a spread at every step
+    manifest["runs"] = {"grpo-sparse": str(dead.parent)}
+    [line] = signal_warnings(manifest)
+    assert line.startswith("warning: grpo-sparse: 3 of 4 steps had no reward spread")
+    history[1]["frac_reward_zero_std"] = 0.5  # one group of two varied: half the steps dead
+    (dead / "trainer_state.json").write_text(json.dumps({"log_history": history}))
+    assert signal_warnings(manifest) == []
 
 
 def _frame(wins: int, ties: int) -> pd.DataFrame:
