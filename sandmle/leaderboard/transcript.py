@@ -16,6 +16,7 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from pydantic import ValidationError
 
 from sandmle.harness.search_tree import STORE_KEY, SearchNode
+from sandmle.scaffolds.search.responses import compile_error
 
 MAX_CHARS = 4000
 """Longer message texts are cut in the view; the log keeps them whole."""
@@ -229,13 +230,10 @@ def reply_code(reply: str) -> str:
 
 def syntax_error_line(code: str) -> int | None:
     """The line ``code`` fails to compile at, or None when it compiles."""
-    try:
-        compile(code, "<node>", "exec")
-    except SyntaxError as exc:
-        return exc.lineno or 1
-    except ValueError:  # null bytes
-        return 1
-    return None
+    exc = compile_error(code)
+    if exc is None:
+        return None
+    return (exc.lineno or 1) if isinstance(exc, SyntaxError) else 1  # ValueError: null bytes
 
 
 def refused_replies(node: SearchNode) -> list[RefusedReply]:

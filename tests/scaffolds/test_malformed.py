@@ -1,13 +1,17 @@
 """Malformed model output never crashes a scaffold: replies are repaired by retries, every
 failure is recorded on its node with its kind, and the search goes on."""
 
+import warnings
+
 from inspect_ai.model import ModelOutput
 
 from sandmle.harness.search_tree import STORE_KEY
 from sandmle.harness.solvers import AGENT_ERROR_KEY
+from sandmle.leaderboard.transcript import syntax_error_line
 from sandmle.scaffolds.aide import aide
 from sandmle.scaffolds.aira import aira_mcts
 from sandmle.scaffolds.prompt_format import REVIEW_TOOL
+from sandmle.scaffolds.search.responses import compiles, parse_proposal
 from tests.scaffolds.conftest import GOOD_SCRIPT, LOOP_SCRIPT, ScriptedModel, good, reply
 
 CRASH_SCRIPT = "import pandas as pd\npd.read_csv('/home/data/no_such_file.csv')\n"
@@ -118,3 +122,18 @@ def test_a_provider_that_rejects_forced_tool_use_still_gets_reviews(pack_dir, ru
     reviews = [c for c in node["extra"]["calls"] if c["purpose"] == "review"]
     assert "RuntimeError" in reviews[0]["error"] and reviews[1]["error"] is None
     assert node["extra"]["review_source"] == "text" and node["metric"] == 0.8
+
+
+def test_a_garbled_reply_is_judged_without_syntax_warnings_on_the_hosts_stderr():
+    """cpu-micro run 3 (2026-12-03): the tiny model's replies made compile() print "<node>:1:
+    SyntaxWarning: invalid decimal literal" into the reproduce report's output."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert compiles("print(1if 1 else 2)")  # compiles, and warns when not silenced
+        assert not compiles("x = 1a")
+        assert parse_proposal("```python\nx = 1a\n```").problem.startswith(
+            "the code does not compile (SyntaxError: invalid decimal literal"
+        )
+        assert syntax_error_line("ok = 1\nx = 1a") == 2
+        assert syntax_error_line("print(1if 1 else 2)") is None
+    assert [w for w in caught if issubclass(w.category, SyntaxWarning)] == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,12 +39,23 @@ class Proposal:
     """Why no code was taken, for the repair message and the node ("" when code was found)."""
 
 
+def compile_error(code: str) -> SyntaxError | ValueError | None:
+    """Why ``code`` does not compile (ValueError: null bytes), or None when it does.
+
+    A model's garbage makes ``compile`` print SyntaxWarnings ("invalid decimal literal") to the
+    host's stderr, into every eval and report log: they are silenced here.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        try:
+            compile(code, "<reply>", "exec")
+        except (SyntaxError, ValueError) as exc:
+            return exc
+    return None
+
+
 def compiles(code: str) -> bool:
-    try:
-        compile(code, "<reply>", "exec")
-    except (SyntaxError, ValueError):
-        return False
-    return True
+    return compile_error(code) is None
 
 
 def parse_proposal(text: str) -> Proposal:
@@ -70,13 +82,10 @@ def parse_proposal(text: str) -> Proposal:
 
 
 def _syntax_error(code: str) -> str:
-    try:
-        compile(code, "<reply>", "exec")
-    except SyntaxError as exc:
+    exc = compile_error(code)
+    if isinstance(exc, SyntaxError):
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
-    except ValueError as exc:
-        return str(exc)
-    return "no error"
+    return "no error" if exc is None else str(exc)
 
 
 @dataclass(frozen=True)
