@@ -6,6 +6,7 @@ Tree scaffolds (AIDE, AIRA) write every node under ``STORE_KEY`` (a list of
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -49,3 +50,18 @@ class SearchNode(BaseModel):
     """Seconds since the search started, when the node was made."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Scaffold-specific fields (e.g. MCTS visits and value, island id)."""
+
+
+def compile_error(code: str) -> SyntaxError | ValueError | None:
+    """Why a node's ``code`` does not compile (ValueError: null bytes), or None when it does.
+
+    A model's garbage makes ``compile`` print SyntaxWarnings ("invalid decimal literal") to the
+    host's stderr, into every eval and report log: they are silenced here.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        try:
+            compile(code, "<node>", "exec")
+        except (SyntaxError, ValueError) as exc:
+            return exc
+    return None

@@ -15,8 +15,7 @@ from inspect_ai.log import EvalSample, read_eval_log_sample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from pydantic import ValidationError
 
-from sandmle.harness.search_tree import STORE_KEY, SearchNode
-from sandmle.scaffolds.search.responses import compile_error
+from sandmle.harness.search_tree import STORE_KEY, SearchNode, compile_error
 
 MAX_CHARS = 4000
 """Longer message texts are cut in the view; the log keeps them whole."""

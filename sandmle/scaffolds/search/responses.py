@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import math
 import re
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import ModelOutput
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
+from sandmle.harness.search_tree import compile_error
 from sandmle.scaffolds.prompt_format import REVIEW_TOOL, parse_metric
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -37,21 +37,6 @@ class Proposal:
     """The script; empty when no code could be extracted."""
     problem: str = ""
     """Why no code was taken, for the repair message and the node ("" when code was found)."""
-
-
-def compile_error(code: str) -> SyntaxError | ValueError | None:
-    """Why ``code`` does not compile (ValueError: null bytes), or None when it does.
-
-    A model's garbage makes ``compile`` print SyntaxWarnings ("invalid decimal literal") to the
-    host's stderr, into every eval and report log: they are silenced here.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SyntaxWarning)
-        try:
-            compile(code, "<reply>", "exec")
-        except (SyntaxError, ValueError) as exc:
-            return exc
-    return None
 
 
 def compiles(code: str) -> bool:
