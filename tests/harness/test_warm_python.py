@@ -12,6 +12,7 @@ import asyncio
 import doctest
 import os
 import shutil
+import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -412,6 +413,24 @@ print("status", child.wait())
         sample, "sigterm", ["python", "d.py", "SIGTERM"], files={"d.py": driver}
     )
     assert term.stdout.splitlines() == ["up", "status -15"]
+
+
+def test_signals_the_harness_ignores_are_not_ignored_in_the_sandbox(sample: Sample) -> None:
+    """Under `nohup` or a script's background job the harness ignores SIGHUP/SIGINT/SIGQUIT,
+    and an ignored signal survives exec: the CI rehearsal (run with `&`) saw
+    test_signals_are_relayed's child ignore SIGINT, warm and cold."""
+    probe = ["python", "-c", "import signal as s; print([s.getsignal(x) == s.SIG_IGN "
+             "for x in (s.SIGHUP, s.SIGINT, s.SIGQUIT)])"]  # fmt: skip
+    saved = {n: signal.signal(n, signal.SIG_IGN) for n in (signal.SIGHUP, signal.SIGQUIT)}
+    saved[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        # twice: the first cold exec may take a bwrap started before the signals were ignored
+        for round_ in range(2):
+            out = same_warm_and_cold(sample, f"ignored-{round_}", probe)
+            assert out.stdout.splitlines() == ["[False, False, False]"], out
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)
 
 
 def test_memory_hog_is_stopped(sample: Sample) -> None:

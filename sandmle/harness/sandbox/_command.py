@@ -3,6 +3,7 @@
 import os
 import posixpath
 import shlex
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,9 @@ __all__ = ["DATA_DIR", "SUBMISSION_DIR", "WORK_DIR"]  # re-exported for the sand
 TMP_DIR = "/tmp"
 
 SETPRIV = "/usr/bin/setpriv"
+ENV = "/usr/bin/env"
+RESTORED_BY_POPEN = {signal.SIGPIPE, signal.SIGXFSZ}
+"""Signals Python itself ignores; subprocess (restore_signals) resets them in every child."""
 PRLIMIT = "/usr/bin/prlimit"
 
 # Host /etc entries a Python/numpy process needs; passwd and group are generated per sample
@@ -198,11 +202,25 @@ def exec_options(*, cwd: str, env: dict[str, str]) -> list[str]:
     return args + ["--chdir", cwd]
 
 
+def _signal_prefix() -> list[str]:
+    """`env --default-signal` when this process ignores a signal.
+
+    An ignored signal stays ignored across fork and exec: under `nohup` or a background job of
+    a script, every agent process would ignore SIGHUP, SIGINT and SIGQUIT (an agent's
+    `child.send_signal(SIGINT)` did nothing). A handled signal is reset by exec already.
+    """
+    ignored = [
+        s for s in signal.valid_signals()
+        if s not in RESTORED_BY_POPEN and signal.getsignal(s) == signal.SIG_IGN
+    ]  # fmt: skip
+    return [ENV, "--default-signal"] if ignored else []
+
+
 def sandbox_command(
     dirs: SampleDirs, limits: SandboxLimits, cmd: list[str], *, cgroup: bool
 ) -> list[str]:
-    """What bwrap runs: setpriv (when root), then prlimit, then `cmd`."""
-    return _identity_prefix(dirs) + _limit_prefix(limits, not cgroup) + cmd
+    """What bwrap runs: setpriv (when root), then prlimit, then signals reset, then `cmd`."""
+    return _identity_prefix(dirs) + _limit_prefix(limits, not cgroup) + _signal_prefix() + cmd
 
 
 COMMAND_ENV = "SANDMLE_COMMAND"
