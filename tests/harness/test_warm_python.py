@@ -421,8 +421,8 @@ def test_signals_the_harness_ignores_are_not_ignored_in_the_sandbox(sample: Samp
     test_signals_are_relayed's child ignore SIGINT, warm and cold."""
     probe = ["python", "-c", "import signal as s; print([s.getsignal(x) == s.SIG_IGN "
              "for x in (s.SIGHUP, s.SIGINT, s.SIGQUIT)])"]  # fmt: skip
-    saved = {n: signal.signal(n, signal.SIG_IGN) for n in (signal.SIGHUP, signal.SIGQUIT)}
-    saved[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignored = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
+    saved = {number: signal.signal(number, signal.SIG_IGN) for number in ignored}
     try:
         # twice: the first cold exec may take a bwrap started before the signals were ignored
         for round_ in range(2):
