@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from inspect_ai.util import OutputLimitExceededError
 
-from sandmle.harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, SandboxLimits
+from sandmle.harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, SandboxLimits, _command
 from sandmle.harness.sandbox.warm import (
     LOG_NAME,
     SERVER_SCRIPT,
@@ -431,6 +431,26 @@ def test_signals_the_harness_ignores_are_not_ignored_in_the_sandbox(sample: Samp
     finally:
         for number, handler in saved.items():
             signal.signal(number, handler)
+
+
+def test_an_env_without_default_signal_is_said_once_and_leaves_execs_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """coreutils < 8.31 (Ubuntu 20.04, Debian 10) has no `env --default-signal`: prefixing
+    it would fail every exec of a harness run under nohup, so it is left out, with a warning."""
+    old_env = tmp_path / "env"
+    old_env.write_text('#!/bin/sh\n[ "$1" = --default-signal ] && exit 125\nexec "$@"\n')
+    old_env.chmod(0o755)
+    saved = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert _command._signal_prefix() == [_command.ENV, "--default-signal"]
+        monkeypatch.setattr(_command, "ENV", str(old_env))
+        with caplog.at_level("WARNING"):
+            assert _command._signal_prefix() == [] and _command._signal_prefix() == []
+    finally:
+        signal.signal(signal.SIGHUP, saved)
+    warned = [r.message for r in caplog.records if "--default-signal" in r.message]
+    assert len(warned) == 1 and str(old_env) in warned[0]
 
 
 def test_memory_hog_is_stopped(sample: Sample) -> None:

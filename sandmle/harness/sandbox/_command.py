@@ -1,9 +1,12 @@
 """The `bwrap` command line for one exec: what the sandbox sees and who it runs as."""
 
+import functools
+import logging
 import os
 import posixpath
 import shlex
 import signal
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +16,7 @@ from sandmle.harness.layout import DATA_DIR, SUBMISSION_DIR, WORK_DIR
 from .limits import SandboxLimits
 
 __all__ = ["DATA_DIR", "SUBMISSION_DIR", "WORK_DIR"]  # re-exported for the sandbox modules
+logger = logging.getLogger(__name__)
 
 TMP_DIR = "/tmp"
 
@@ -213,7 +217,26 @@ def _signal_prefix() -> list[str]:
         s for s in signal.valid_signals()
         if s not in RESTORED_BY_POPEN and signal.getsignal(s) == signal.SIG_IGN
     ]  # fmt: skip
-    return [ENV, "--default-signal"] if ignored else []
+    if not ignored:
+        return []
+    return [ENV, "--default-signal"] if _env_resets_signals(ENV) else []
+
+
+@functools.cache
+def _env_resets_signals(env: str) -> bool:
+    """Whether `env` has --default-signal (coreutils 8.31+); said once, loudly, when not."""
+    probe = [env, "--default-signal", "true"]
+    try:
+        works = subprocess.run(probe, capture_output=True, check=False).returncode == 0
+    except OSError:
+        works = False
+    if not works:
+        logger.warning(
+            "%s has no --default-signal (coreutils < 8.31): agent processes inherit the "
+            "signals this process ignores (nohup, background job); run it in the foreground",
+            env,
+        )
+    return works
 
 
 def sandbox_command(
