@@ -11,7 +11,7 @@ INSTRUCTIONS = """You are solving a machine-learning engineering task, a Kaggle-
 - Write your predictions for the test set to `{submission_path}`, in the format of the sample \
 submission{sample_hint}. Only that file is graded, after you finish.
 - Work in `{work_dir}` (your own scratch directory). There is no internet access.
-- Use the tools to run shell commands and Python code.{validate_hint}
+- Use the tools to run shell commands and Python code.{validate_hint}{toolkit_hint}
 - Limits: {limits}.
 
 The competition's description follows.
@@ -31,8 +31,18 @@ def public_files(competition: Competition, max_listed: int = 20) -> list[str]:
     return names
 
 
+TOOLKIT_HINT = """
+- A baseline helper is in your work dir: `python automl.py LEVEL` fits a model on the data \
+and writes the submission (LEVEL 0 dummy, 1 linear, 2 random forest, 3 gradient boosting, \
+4 the best of them by cross-validation)."""
+
+
 def task_prompt(
-    competition: Competition, *, limits: str = "none stated", validate_tool: bool = True
+    competition: Competition,
+    *,
+    limits: str = "none stated",
+    validate_tool: bool = True,
+    toolkit: bool = False,
 ) -> str:
     """The full text given to the agent for one competition."""
     description = competition.description_path.read_text(encoding="utf-8")
@@ -55,6 +65,7 @@ def task_prompt(
         sample_hint=sample_hint,
         work_dir=WORK_DIR,
         validate_hint=validate_hint,
+        toolkit_hint=TOOLKIT_HINT if toolkit else "",
         limits=limits,
         description=description.strip(),
     )

@@ -27,12 +27,13 @@ def competition_sample(
     sandbox: SandboxEnvironmentSpec | None = None,
     limits_text: str = "none stated",
     metadata: dict[str, Any] | None = None,
+    toolkit: bool = False,
 ) -> Sample:
     """The Inspect sample for one competition: its task text, id and host-side metadata."""
     config = competition.config
     return Sample(
         id=competition.id,
-        input=task_prompt(competition, limits=limits_text),
+        input=task_prompt(competition, limits=limits_text, toolkit=toolkit),
         target="",
         sandbox=sandbox,
         metadata={

@@ -1,4 +1,4 @@
-"""Harness solvers: the per-sample setup, the crash guard, and the copy-the-sample baseline."""
+"""Harness solvers: the per-sample setup (and toolkit), the crash guard, and the copy-the-sample baseline."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from inspect_ai.model import Model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, sandbox, store
 
-from sandmle.harness.layout import DATA_DIR, SUBMISSION_PATH
+from sandmle.harness.automl_program import script_source
+from sandmle.harness.layout import DATA_DIR, SUBMISSION_PATH, TOOLKIT_PATH
 from sandmle.harness.samples import COMPETITION_ROOT_KEY, competition_for
 from sandmle.harness.tools import STORE_ROOT_KEY
 
@@ -28,11 +29,14 @@ class BackendError(Exception):
 
 
 @solver
-def sample_setup() -> Solver:
-    """Record the sample's competition in its store, for tools that need it."""
+def sample_setup(toolkit: bool = False) -> Solver:
+    """Record the sample's competition in its store, for tools that need it; with ``toolkit``,
+    put the AutoML program in the agent's work dir (``-T toolkit=true``)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         store().set(STORE_ROOT_KEY, state.metadata[COMPETITION_ROOT_KEY])
+        if toolkit:
+            await sandbox().write_file(TOOLKIT_PATH, script_source())
         return state
 
     return solve

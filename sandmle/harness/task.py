@@ -175,6 +175,10 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
     """A warm interpreter per sample (bwrap): ``python`` runs skip the ML imports."""
     epochs: int = 1
     """Runs per sample."""
+    toolkit: bool = False
+    """Ship the AutoML baseline as ``automl.py`` in the agent's work dir and name it in the
+    prompt (``python automl.py LEVEL``): an easier setting, for small models that cannot
+    write a whole modelling script in one turn (``sandmle/toolkit`` is its teacher)."""
 
     @classmethod
     def from_args(cls, arguments: dict[str, Any]) -> TaskLimits:
@@ -264,12 +268,14 @@ def competition_task(
     box = limits.sandbox_limits()
     text = limits_text(limits.time_limit, limits.message_limit, box)
     samples = [
-        competition_sample(c, sandbox=sandbox_spec(c, limits), limits_text=text)
+        competition_sample(
+            c, sandbox=sandbox_spec(c, limits), limits_text=text, toolkit=limits.toolkit
+        )
         for c in competitions
     ]
     return Task(
         dataset=competition_dataset(samples, name),
-        setup=sample_setup(),
+        setup=sample_setup(toolkit=limits.toolkit),
         solver=solver or default_agent(limits.command_timeout),
         scorer=medal_scorer(),
         time_limit=limits.time_limit,

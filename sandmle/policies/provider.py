@@ -2,7 +2,7 @@
 
 Inspect matches a provider by its unqualified registry name, so ``@modelapi(name="sandmle")``
 (registered as ``sandmle/sandmle`` from this package) serves ``sandmle/heuristic``,
-``sandmle/sample-submission``, ``sandmle/smollm2`` and ``sandmle/chaos``. Policies are plain functions of the
+``sandmle/sample-submission``, ``sandmle/toolkit``, ``sandmle/smollm2`` and ``sandmle/chaos``. Policies are plain functions of the
 conversation and the offered tools; none of them calls a network.
 """
 
@@ -23,7 +23,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from sandmle.errors import SandmleError
 from sandmle.policies.base import Policy
 
-POLICIES = ("heuristic", "sample-submission", "smollm2", "chaos")
+POLICIES = ("heuristic", "sample-submission", "toolkit", "smollm2", "chaos")
 
 
 def get_policy(name: str, **model_args: Any) -> Policy:
@@ -36,6 +36,10 @@ def get_policy(name: str, **model_args: Any) -> Policy:
         from sandmle.policies.sample_submission import sample_submission_policy
 
         return sample_submission_policy
+    if name == "toolkit":
+        from sandmle.policies.toolkit import toolkit_policy
+
+        return toolkit_policy(**model_args)
     if name == "smollm2":
         from sandmle.policies.smollm2 import smollm2_policy
 

@@ -190,12 +190,15 @@ def stage_base(run: Run) -> dict[str, Any]:
         # random weights, a vocabulary learned from the training pack's prompts: Seed-SFT
         # teaches it to act, and its prompts cost a quarter of the default tiny vocabulary's
         "tiny-pack": "from sandmle.training.learning_curve import pack_model as b; "
-        "b(Path(sys.argv[1]), sys.argv[2])",
+        "b(Path(sys.argv[1]), sys.argv[2], toolkit=sys.argv[3] == 'toolkit')",
     }.get(name)
     if code is None:
         return {"model": name}
     prelude = "import sys; from pathlib import Path; "
-    child(run, "base", ["-c", prelude + code, str(folder), str(run.path("packs", "train"))])
+    # the vocabulary is learned from the prompts as training renders them (toolkit or not)
+    toolkit = "toolkit" if run.profile.grpo.run.get("rollout", {}).get("toolkit") else "plain"
+    args = [str(folder), str(run.path("packs", "train")), toolkit]
+    child(run, "base", ["-c", prelude + code, *args])
     return {"model": str(folder)}
 
 

@@ -48,10 +48,11 @@ class _FirstPrompt:
 
 
 def first_prompts(
-    model: Path, pack: str, logs: Path, tasks: list[str] | None = None
+    model: Path, pack: str, logs: Path, tasks: list[str] | None = None, toolkit: bool = False
 ) -> list[list[int]]:
     """The token ids of each task's first prompt, as an episode renders it (one real episode
-    per task, one at a time, in order; every task of the pack when ``tasks`` is None)."""
+    per task, one at a time, in order; every task of the pack when ``tasks`` is None;
+    ``toolkit``: as the task toolkit's prompts read)."""
     from transformers import AutoTokenizer
 
     from sandmle.training.grpo import load_grpo_config, task_ids
@@ -60,7 +61,8 @@ def first_prompts(
 
     tokenizer = AutoTokenizer.from_pretrained(model)
     settings = load_grpo_config(CONFIG, output_dir=str(logs)).rollout
-    settings = settings.model_copy(update={"pack": pack, "tasks": tasks, "parallel_sandboxes": 1})
+    update = {"pack": pack, "tasks": tasks, "parallel_sandboxes": 1, "toolkit": toolkit}
+    settings = settings.model_copy(update=update)
     recorder = _FirstPrompt(tokenizer.eos_token_id)
     session = PolicySession(
         recorder, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens
@@ -103,17 +105,18 @@ PACK_HIDDEN = 128
 teacher's turns yet sampled no whole copy call at temperature 1 (0 of 64); at 128, 16%."""
 
 
-def pack_model(folder: Path, pack: str) -> Path:
+def pack_model(folder: Path, pack: str, toolkit: bool = False) -> Path:
     """The random tiny model with its vocabulary learned from the first prompts of ``pack``'s
-    tasks (built once per folder): a task prompt is ~2x fewer tokens than under the default
-    tiny vocabulary, so every turn and step costs less. Its weights are untrained; the
-    reproduce protocol's Seed-SFT is what teaches it to act."""
+    tasks (built once per folder; ``toolkit``: the task toolkit's prompts): a task prompt is
+    ~2x fewer tokens than under the default tiny vocabulary, so every turn and step costs less.
+    Its weights are untrained; the reproduce protocol's Seed-SFT is what teaches it to act."""
     from transformers import AutoTokenizer
 
     if not (folder / "config.json").is_file():
         probe = build_tiny_model(folder / "probe-model")  # any tokenizer renders the same text
         decode = AutoTokenizer.from_pretrained(probe).decode
-        texts = [str(decode(p)) for p in first_prompts(probe, pack, probe / "logs")]
+        prompts = first_prompts(probe, pack, probe / "logs", toolkit=toolkit)
+        texts = [str(decode(p)) for p in prompts]
         build_tiny_model(folder, corpus=texts, vocab_size=PROMPT_VOCAB, hidden=PACK_HIDDEN)
     return folder
 

@@ -66,6 +66,9 @@ class RolloutSettings(BaseModel):
     warm_python: bool = True
     """A warm interpreter per sandbox, so the policy's ``python`` runs skip the ML imports
     (as in evaluation); false runs every ``python`` cold."""
+    toolkit: bool = False
+    """The task toolkit (``-T toolkit=true``): ``automl.py`` in the work dir, named in the
+    prompt; evaluate with the same argument, or the prompts differ from training's."""
     generation_threads: int | None = Field(default=1, ge=1)
     """Intra-op torch threads while the in-process engine (no vLLM) generates; null keeps
     torch's setting (the optimizer step always keeps it)."""
@@ -147,6 +150,7 @@ def training_task(settings: RolloutSettings, task_ids: list[str]) -> Task:
         command_timeout=settings.command_timeout,
         memory_mb=settings.memory_mb,
         warm_python=settings.warm_python,
+        toolkit=settings.toolkit,
     )
     by_id = {str(s.id): s for s in base.dataset}
     samples = [by_id[t].model_copy(update={"id": f"{t}#{i}"}) for i, t in enumerate(task_ids)]

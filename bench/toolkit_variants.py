@@ -1,0 +1,126 @@
+"""Each toolkit variant's grade on a pack: what a policy that calls ``python automl.py LEVEL``
+(the task toolkit, ``-T toolkit=true``) earns at each level, before any training.
+
+The toolkit teacher (``sandmle/toolkit``) hands in a mix of these variants; GRPO can only
+prefer a variant that earns more reward, so this table says what there is to learn. The
+program runs on the host against each task's public dir (the same text the sandbox gets) and
+the real grader grades the file. Prints JSON: per level, valid / above-median / medal counts
+and seconds per run, by modality and overall; with ``--tokenizer DIR``, the tokens of each
+variant's rendered tool call.
+
+Usage: python bench/toolkit_variants.py PACK_DIR [--levels 0,1,2,3,4] [--tokenizer DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from sandmle.harness.grading.report import grade_csv
+from sandmle.harness.pack import load_pack
+from sandmle.policies.automl import script_source
+from sandmle.policies.toolkit import LEVELS, toolkit_command
+
+TIMEOUT_S = 300
+
+
+def run_level(program: Path, public: Path, out: Path, level: int) -> tuple[bool, float]:
+    """Run the program at ``level`` on one task's public dir; (exited 0, seconds)."""
+    env = {**os.environ, "SANDMLE_DATA_DIR": str(public), "SANDMLE_SUBMISSION_DIR": str(out)}
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, str(program), str(level)],
+        env=env,
+        capture_output=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    return done.returncode == 0, time.perf_counter() - start
+
+
+def measure(pack_dir: Path, levels: list[int]) -> list[dict]:
+    """One row per task and level: its modality, grade flags and seconds."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        program = Path(tmp) / "automl.py"
+        program.write_text(script_source(), encoding="utf-8")
+        for competition in load_pack(pack_dir).competitions:
+            for level in levels:
+                out = Path(tmp) / f"{competition.id}-{level}"
+                out.mkdir()
+                ok, seconds = run_level(program, competition.public_dir, out, level)
+                report = grade_csv(out / "submission.csv", competition)
+                rows.append(
+                    {
+                        "task": competition.id,
+                        "modality": competition.config.modality,
+                        "level": level,
+                        "exit_ok": ok,
+                        "valid": report.valid_submission,
+                        "above_median": report.valid_submission and report.above_median,
+                        "medal": report.valid_submission and report.any_medal,
+                        "seconds": round(seconds, 2),
+                    }
+                )
+                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    return rows
+
+
+def summarise(rows: list[dict]) -> dict:
+    """Counts per level, overall and by modality."""
+    groups: dict[str, dict[int, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        groups["all"][row["level"]].append(row)
+        groups[row["modality"]][row["level"]].append(row)
+    return {
+        group: {
+            str(level): {
+                "n": len(items),
+                "valid": sum(r["valid"] for r in items),
+                "above_median": sum(r["above_median"] for r in items),
+                "medal": sum(r["medal"] for r in items),
+                "mean_seconds": round(sum(r["seconds"] for r in items) / len(items), 2),
+                "max_seconds": max(r["seconds"] for r in items),
+            }
+            for level, items in sorted(by_level.items())
+        }
+        for group, by_level in groups.items()
+    }
+
+
+def token_lengths(tokenizer_dir: str, levels: list[int]) -> dict[str, int]:
+    """Tokens of each variant's tool call as the Hermes template renders it."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    lengths = {}
+    for level in levels:
+        call = json.dumps({"name": "bash", "arguments": {"cmd": toolkit_command(level)}})
+        lengths[str(level)] = len(tokenizer(f"<tool_call>\n{call}\n</tool_call>")["input_ids"])
+    return lengths
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pack", type=Path)
+    parser.add_argument("--levels", default=",".join(map(str, LEVELS)))
+    parser.add_argument("--tokenizer", default=None)
+    args = parser.parse_args()
+    levels = [int(v) for v in args.levels.split(",")]
+    rows = measure(args.pack, levels)
+    result: dict = {"pack": str(args.pack), "tasks": len(rows) // len(levels)}
+    result["levels"] = summarise(rows)
+    if args.tokenizer:
+        result["tokens"] = token_lengths(args.tokenizer, levels)
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
