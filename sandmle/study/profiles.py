@@ -135,6 +135,18 @@ class Profile(Strict):
     def trained_scaffold(self) -> str:
         return str(self.grpo.run.get("rollout", {}).get("solver", "react"))
 
+    @model_validator(mode="after")
+    def _one_task_setting(self) -> Profile:
+        """The task toolkit changes the prompt and the sandbox: the teacher's episodes, the
+        rollouts and the eval must agree on it, or SFT and eval see other prompts than GRPO."""
+        rollout = bool(self.grpo.run.get("rollout", {}).get("toolkit", False))
+        for where, args in (("teacher", self.teacher.task_args), ("eval", self.eval.task_args)):
+            if bool(args.get("toolkit", False)) != rollout:
+                raise ValueError(
+                    f"{where}.task_args.toolkit must equal grpo.run.rollout.toolkit ({rollout})"
+                )
+        return self
+
 
 def profile_path(name: str) -> Path:
     """A shipped profile by name, or a YAML path as given."""

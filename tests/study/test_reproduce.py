@@ -50,6 +50,17 @@ def test_unknown_key_is_a_one_line_error(tmp_path: Path) -> None:
     assert "sft.kep" in str(err.value) and "\n" not in str(err.value)
 
 
+def test_the_toolkit_is_on_everywhere_or_nowhere(tmp_path: Path) -> None:
+    data = yaml.safe_load((PROFILE_DIR / "toy.yaml").read_text())
+    data["grpo"]["run"]["rollout"]["toolkit"] = True
+    data["teacher"]["task_args"] = {"toolkit": True}
+    with pytest.raises(SandmleError) as err:  # the eval would see other prompts than GRPO
+        load_profile(_profile_file(tmp_path, grpo=data["grpo"], teacher=data["teacher"]))
+    assert "eval.task_args.toolkit must equal grpo.run.rollout.toolkit (True)" in str(err.value)
+    data["eval"]["task_args"]["toolkit"] = True
+    load_profile(_profile_file(tmp_path, **data))
+
+
 def test_unknown_profile_names_the_shipped_ones() -> None:
     with pytest.raises(SandmleError, match="shipped: cpu-micro, gpu-1, paper, toy"):
         load_profile("nope")
