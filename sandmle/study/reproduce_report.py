@@ -140,6 +140,20 @@ def pairs_rich(pairs: pd.DataFrame, trained: str) -> Table:
     return out
 
 
+def transfer_rich(pairs: pd.DataFrame, trained: str) -> Table:
+    """GRPO vs SFT under the scaffolds training never ran: the paper's transfer claim."""
+    out = _table(
+        f"transfer: GRPO vs SFT under unseen scaffolds (trained in {trained})",
+        ["solver", "bench", "metric", "GRPO − SFT", "p", "k", "verdict"],
+    )
+    rows = pairs[(pairs["A"] == "GRPO") & (pairs["B"] == "SFT") & (pairs["solver"] != trained)]
+    for _, row in rows.iterrows():
+        verdict = str(row["verdict"]).replace(too_few(), f"too few (k < {MIN_DECIDABLE})")
+        out.add_row(str(row["solver"]), str(row["bench"]), str(row["metric"]),
+                    str(row["A − B"]), str(row["p"]), str(row["tasks"]), verdict)  # fmt: skip
+    return out
+
+
 def drop_rich(drops: pd.DataFrame) -> Table:
     out = _table("cross-scaffold drop: valid % trained scaffold vs unseen (mean)",
                  ["role", "bench", "trained", "unseen", "drop", "worst unseen"])  # fmt: skip
@@ -194,7 +208,9 @@ def write_reproduce_report(out: Path, console: Console | None = None) -> Path:
     drops = view.drop_table(samples, manifest)
     curves = write_curves(out, manifest)
     trained = str(manifest.get("trained_scaffold", "react"))
-    for table in (cells_rich(cells), pairs_rich(pairs, trained), drop_rich(drops)):
+    tables = (cells_rich(cells), pairs_rich(pairs, trained), transfer_rich(pairs, trained),
+              drop_rich(drops))  # fmt: skip
+    for table in tables:
         console.print(table)
     console.print(LOADED_NOTE, highlight=False)
     warnings = signal_warnings(manifest)

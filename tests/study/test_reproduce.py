@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from sandmle.errors import SandmleError
+from sandmle.harness.task import TaskLimits
 from sandmle.study import reproduce
 from sandmle.study.profiles import PROFILE_DIR, load_profile
 
@@ -174,3 +175,8 @@ def test_the_trained_scaffold_is_evaluated_with_the_training_episodes_budget(nam
     ), name
     limit = profile.eval.task_args.get("message_limit")
     assert limit is None or limit == 2 * run["rollout"]["max_turns"] + 2, name
+    if run["rollout"].get("toolkit"):  # its commands run models: a shorter clock in training
+        # would zero the reward of the slower, better levels that the eval lets finish
+        limits = TaskLimits.from_args(profile.eval.task_args)
+        for field in ("command_timeout", "memory_mb", "time_limit"):
+            assert run["rollout"][field] == getattr(limits, field), (name, field)

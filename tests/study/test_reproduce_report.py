@@ -89,6 +89,11 @@ def test_report_holds_every_cell_and_says_when_it_cannot_decide(out: Path) -> No
     pairs = view.paired_table(samples, manifest)
     assert set(pairs["verdict"]) == {too_few()}  # 2 shared tasks: no outcome is significant
     assert "too few" in text and "no power" in text
+    # the transfer table: GRPO vs SFT under the unseen scaffold, each metric with its test
+    transfer = text[text.index("transfer: GRPO vs SFT under unseen") :]
+    transfer = transfer[: transfer.index("cross-scaffold drop")]
+    rows = [line for line in transfer.splitlines() if line.lstrip("│ ").startswith("aide")]
+    assert len(rows) == 3 and all("too few (k < 6)" in row for row in rows), transfer
     drops = view.drop_table(samples, manifest)
     assert set(drops["drop"]) == {100.0}  # valid under react, nothing under the unseen one
     html = (out / "report.html").read_text()
