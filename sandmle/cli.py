@@ -252,7 +252,7 @@ def demo(
     scaffolds: Annotated[
         str,
         typer.Option(help="Comma-separated scaffolds to run, in this order."),
-    ] = "react,aide,aira_greedy,aira_mcts,aira_evo",
+    ] = "aide,react,aira_greedy,aira_mcts,aira_evo",
     time_limit: Annotated[
         int,
         typer.Option(

@@ -28,7 +28,10 @@ from sandmle.study.runner import run_study
 
 DEMO_MODELS = ("sandmle/heuristic", "sandmle/sample-submission")
 TREE_SCAFFOLDS = ("aide", "aira_greedy", "aira_mcts", "aira_evo")
-SCAFFOLDS = ("react", *TREE_SCAFFOLDS)
+SCAFFOLDS = ("aide", "react", "aira_greedy", "aira_mcts", "aira_evo")
+"""The demo's default order: a tree scaffold first, so even a demo cut short by its time limit
+shows search-tree nodes and their code in its export (under load AIDE's two steps cost about
+what ReAct's one run does)."""
 DEFAULT_TIME_LIMIT_S = 420
 """The demo's default budget: no scaffold starts unless it is expected to end within it, so
 the demo ends within 10 minutes on 2 loaded cores (bench/demo_under_load.py)."""

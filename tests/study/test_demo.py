@@ -263,7 +263,7 @@ def test_scaffolds_run_in_turn_until_the_next_would_end_after_the_deadline() -> 
     assert ran == [(name, str(Path("logs") / name)) for name in SCAFFOLDS[:3]]
     ran.clear()
     ok, skipped = run_scaffolds(_study(), deadline=1.0, run=run, clock=lambda: now[0])
-    assert skipped == list(SCAFFOLDS[1:]) and [name for name, _ in ran] == ["react"]
+    assert skipped == list(SCAFFOLDS[1:]) and [name for name, _ in ran] == [SCAFFOLDS[0]]
     ran.clear()
     ok, skipped = run_scaffolds(_study(), deadline=None, run=run, clock=lambda: now[0])
     assert skipped == [] and len(ran) == 5
@@ -279,7 +279,7 @@ def test_a_failed_scaffold_fails_the_demo_and_the_rest_still_run() -> None:
 
 def test_missing_lines_fit_80_columns() -> None:
     lines = missing_lines(list(SCAFFOLDS[1:]), 86_400)
-    assert lines[0].startswith("missing: aide, aira_greedy, aira_mcts, aira_evo")
+    assert lines[0].startswith("missing: react, aira_greedy, aira_mcts, aira_evo")
     assert all(len(line) <= 80 for line in lines)
     assert missing_lines([], 420) == []
 
@@ -315,3 +315,4 @@ def test_demo_scaffolds_keep_the_order_given() -> None:
     from sandmle.cli import demo_scaffolds
 
     assert demo_scaffolds(" aira_evo, react ") == ["aira_evo", "react"]
+    assert SCAFFOLDS[0] == "aide"  # a tree scaffold first: a cut-short demo still shows nodes
