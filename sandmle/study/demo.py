@@ -27,7 +27,6 @@ from sandmle.study.report import write_report
 from sandmle.study.runner import run_study
 
 DEMO_MODELS = ("sandmle/heuristic", "sandmle/sample-submission")
-TREE_SCAFFOLDS = ("aide", "aira_greedy", "aira_mcts", "aira_evo")
 SCAFFOLDS = ("aide", "react", "aira_greedy", "aira_mcts", "aira_evo")
 """The demo's default order: a tree scaffold first, so even a demo cut short by its time limit
 shows search-tree nodes and their code in its export (under load AIDE's two steps cost about
