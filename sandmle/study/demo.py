@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -25,7 +27,15 @@ from sandmle.study.report import write_report
 from sandmle.study.runner import run_study
 
 DEMO_MODELS = ("sandmle/heuristic", "sandmle/sample-submission")
-TREE_SCAFFOLDS = ("aide", "aira_greedy", "aira_mcts", "aira_evo")
+SCAFFOLDS = ("aide", "react", "aira_greedy", "aira_mcts", "aira_evo")
+"""The demo's default order: a tree scaffold first, so even a demo cut short by its time limit
+shows search-tree nodes and their code in its export (under load AIDE's two steps cost about
+what ReAct's one run does)."""
+DEFAULT_TIME_LIMIT_S = 420
+"""The demo's default budget: no scaffold starts unless it is expected to end within it, so
+the demo ends within 10 minutes on 2 loaded cores (bench/demo_under_load.py)."""
+HEADROOM = 1.25
+"""A scaffold is expected to take this times the longest one so far (tree scaffolds run more)."""
 PACK_FILE = "pack.yaml"
 DEMO_STEPS = 2
 """Search steps per tree scaffold in the demo (their defaults are 20 and more)."""
@@ -58,11 +68,11 @@ def demo_study(
     full: bool = False,
     tasks: list[str] | None = None,
     warm_python: bool = True,
+    scaffolds: Sequence[str] = SCAFFOLDS,
 ) -> StudyConfig:
-    """The demo's matrix: reference policies × the five scaffolds × the built-in pack."""
-    scaffolds = [ScaffoldEntry(solver="react")]
-    scaffolds += [ScaffoldEntry(solver=name, args={} if full else demo_steps(name))
-                  for name in TREE_SCAFFOLDS]  # fmt: skip
+    """The demo's matrix: reference policies × the scaffolds × the built-in pack."""
+    entries = [ScaffoldEntry(solver=name, args={} if full or name == "react" else demo_steps(name))
+               for name in scaffolds]  # fmt: skip
     task_args: dict = {"pack": str(pack)}
     if not warm_python:  # the default (on) stays out of the args, so earlier logs still resume
         task_args["warm_python"] = False
@@ -73,7 +83,7 @@ def demo_study(
         name="demo",
         log_dir=str(log_dir),
         models=[ModelEntry(model=m) for m in DEMO_MODELS],
-        scaffolds=scaffolds,
+        scaffolds=entries,
         benchmarks=[BenchmarkEntry(task="synthetic", args=task_args)],
         max_samples=2,
         max_tasks=2,
@@ -86,25 +96,36 @@ def run_demo(
     tasks: list[str] | None = None,
     console: Console | None = None,
     warm_python: bool = True,
+    scaffolds: Sequence[str] = SCAFFOLDS,
+    task_count: int | None = None,
+    time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
 ) -> bool:
-    """Run (or resume) the demo and report; True when every cell finished.
+    """Run (or resume) the demo and report; True when every cell that ran finished.
 
+    With ``time_limit_s``, a scaffold starts only if it is expected to end in time; the
+    table is then partial and a line names the scaffolds not run (a rerun resumes them).
     Raises ``SandmleError`` (one line) when no eval finished or a reference check fails.
     """
     from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
 
+    deadline = None if not time_limit_s else time.monotonic() + time_limit_s
     console = console or Console()
     with console.status("built-in pack: generating or verifying ..."):
         pack = builtin_pack_dir()
     console.print(f"built-in pack: {pack}")
-    study = demo_study(pack, log_dir, full, tasks, warm_python)
-    count = len(tasks or demo_tasks(pack))
+    chosen = tasks or demo_tasks(pack)[:task_count]
+    study = demo_study(pack, log_dir, full, chosen, warm_python, scaffolds)
+    models = " and ".join(DEMO_MODELS)
     console.print(
-        f"evaluating {', '.join(DEMO_MODELS)} under 5 scaffolds on {count} tasks; logs in {log_dir}"
+        f"evaluating {models}\nunder {len(scaffolds)} scaffold(s) on {len(chosen)} task(s)"
     )
-    total = count * len(study.models) * len(study.scaffolds)
-    with ProgressLines(log_dir, total, console, enabled=not console.is_terminal):
-        ok = run_study(study)
+    console.print(f"logs: {log_dir}")
+    total = len(chosen) * len(study.models) * len(study.scaffolds)
+    plain = not console.is_terminal  # Inspect's display is for terminals: progress lines instead
+    with ProgressLines(log_dir, total, console, enabled=plain):
+        ok, skipped = run_scaffolds(
+            study, deadline, partial(run_study, display="none" if plain else None)
+        )
     loaded = load_logs([log_dir])
     if loaded.runs.empty:
         raise SandmleError(
@@ -114,11 +135,57 @@ def run_demo(
     html = write_report(log_dir, console)
     console.print(f"HTML report: {html}")
     console.print(f"open the app: [bold]sandmle leaderboard {log_dir}[/bold]")
-    cells = len(study.models) * len(study.scaffolds) * len(study.benchmarks)
+    for line in missing_lines(skipped, time_limit_s):
+        console.print(line, highlight=False)
+    cells = len(study.models) * (len(study.scaffolds) - len(skipped)) * len(study.benchmarks)
     problems = reference_problems(loaded.samples, cells - len(loaded.runs))
     if problems:
         raise SandmleError("demo reference check failed: " + "; ".join(problems))
     return ok
+
+
+def scaffold_study(study: StudyConfig, scaffold: ScaffoldEntry) -> StudyConfig:
+    """One scaffold's cells, logged in a folder of their own.
+
+    Inspect's ``eval_set`` refuses a log dir that holds logs of other tasks, so each scaffold
+    (run on its own, to stop between scaffolds) needs its own.
+    """
+    log_dir = str(study.resolved_log_dir() / scaffold.solver)
+    return study.model_copy(update={"scaffolds": [scaffold], "log_dir": log_dir})
+
+
+def run_scaffolds(
+    study: StudyConfig,
+    deadline: float | None,
+    run: Callable[[StudyConfig], bool] = run_study,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[bool, list[str]]:
+    """Each scaffold in turn until the next is not expected to end by ``deadline``.
+
+    Returns whether every scaffold run finished, and the scaffolds not run. The first
+    always runs, so a demo always has something to show.
+    """
+    ok, longest = True, 0.0
+    names = [entry.solver for entry in study.scaffolds]
+    for index, entry in enumerate(study.scaffolds):
+        if index and deadline is not None and clock() + longest * HEADROOM > deadline:
+            return ok, names[index:]
+        started = clock()
+        ok = run(scaffold_study(study, entry)) and ok
+        longest = max(longest, clock() - started)
+    return ok, []
+
+
+def missing_lines(skipped: list[str], time_limit_s: float | None) -> list[str]:
+    """What a demo cut short by its time limit lacks, in lines of at most 80 columns."""
+    if not skipped:
+        return []
+    return [
+        f"missing: {', '.join(skipped)} (not run: the time limit,",
+        f"{time_limit_s:g} s, was near); the table above lacks them.",
+        "Run the same command again to add them (finished work is reused),",
+        "or give more time with --time-limit.",
+    ]
 
 
 PROGRESS_EVERY_S = 20.0

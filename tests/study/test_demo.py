@@ -12,10 +12,17 @@ import pandas as pd
 import pytest
 
 from sandmle.harness.scorer import FLAGS
-from sandmle.study.demo import TREE_SCAFFOLDS, demo_tasks, reference_problems
+from sandmle.study.config import StudyConfig
+from sandmle.study.demo import (
+    SCAFFOLDS,
+    demo_study,
+    demo_tasks,
+    missing_lines,
+    reference_problems,
+    run_scaffolds,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
-SCAFFOLDS = ("react", *TREE_SCAFFOLDS)
 
 
 def _first_task(index: int = 0) -> str:
@@ -40,6 +47,8 @@ def _demo(log_dir: Path, task: int = MEDAL_TASK, **env: str) -> subprocess.Compl
             str(log_dir),
             "--task",
             _first_task(task),
+            "--time-limit",
+            "0",  # every scaffold runs, however busy the machine
         ],
         capture_output=True,
         text=True,
@@ -63,14 +72,15 @@ def test_demo_prints_every_scaffold_and_both_policies(demo_run: tuple[Path, str]
         assert scaffold in table, scaffold
     assert "sandmle/heuristic" in table and "sandmle/sample-submission" in table
     assert f"sandmle leaderboard {log_dir}" in out
-    assert len(list(log_dir.glob("*.eval"))) == 10  # 2 policies x 5 scaffolds
+    assert len(list(log_dir.rglob("*.eval"))) == 10  # 2 policies x 5 scaffolds
+    assert {p.parent.name for p in log_dir.rglob("*.eval")} == set(SCAFFOLDS)
 
 
 def test_demo_twice_reuses_finished_work(demo_run: tuple[Path, str]) -> None:
     log_dir, _ = demo_run
-    before = sorted(log_dir.glob("*.eval"))
+    before = sorted(log_dir.rglob("*.eval"))
     assert _demo(log_dir).returncode == 0
-    assert sorted(log_dir.glob("*.eval")) == before
+    assert sorted(log_dir.rglob("*.eval")) == before
 
 
 def test_demo_in_a_log_dir_of_other_evals_fails_in_one_line_and_keeps_them(
@@ -78,13 +88,14 @@ def test_demo_in_a_log_dir_of_other_evals_fails_in_one_line_and_keeps_them(
 ) -> None:
     other = tmp_path / "logs"
     shutil.copytree(demo_run[0], other)
-    before = {p.name: p.read_bytes() for p in other.glob("*.eval")}
+    before = {p.name: p.read_bytes() for p in other.rglob("*.eval")}
+    assert len(before) == 10
     proc = _demo(other, task=1)
     assert proc.returncode != 0
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith(f"error: log dir {other} holds logs of other evals"), proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
-    assert {p.name: p.read_bytes() for p in other.glob("*.eval")} == before
+    assert {p.name: p.read_bytes() for p in other.rglob("*.eval")} == before
 
 
 def test_default_demo_log_dir_follows_the_pack_version() -> None:
@@ -207,3 +218,103 @@ def test_progress_lines_without_a_terminal(tmp_path: Path, monkeypatch: pytest.M
     with demo.ProgressLines(tmp_path, 1, Console(file=quiet), enabled=False):
         time.sleep(0.3)
     assert quiet.getvalue() == ""
+
+
+def test_a_demo_out_of_time_writes_the_partial_table_and_names_what_is_missing(
+    tmp_path: Path,
+) -> None:
+    log_dir = tmp_path / "logs"
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}  # `> out.txt`
+    proc = subprocess.run(
+        [sys.executable, "-m", "sandmle.cli", "demo", "--log-dir", str(log_dir),
+         "--task", _first_task(MEDAL_TASK), "--scaffolds", "react,aide", "--time-limit", "1"],
+        capture_output=True, text=True, timeout=900, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    table = proc.stdout[: proc.stdout.index("HTML report")]  # its title may wrap: no anchor
+    rows = [line for line in table.splitlines() if " · " in line]
+    assert len(rows) == 2 and all(" · react " in row for row in rows), rows  # the first runs
+    assert "aide" not in table
+    assert [line for line in lines if line.startswith("missing:")] == [
+        "missing: aide (not run: the time limit,"
+    ]
+    assert (log_dir / "report.html").is_file()
+    assert not (log_dir / "aide").exists()
+    assert any(line.startswith("progress: 2/4 samples") for line in lines)  # no terminal
+
+
+def _study(scaffolds: tuple[str, ...] = SCAFFOLDS) -> StudyConfig:
+    return demo_study(Path("pack"), Path("logs"), tasks=["t1"], scaffolds=scaffolds)
+
+
+def test_scaffolds_run_in_turn_until_the_next_would_end_after_the_deadline() -> None:
+    now = [0.0]
+    ran: list[tuple[str, str]] = []
+
+    def run(study: StudyConfig) -> bool:
+        (entry,) = study.scaffolds
+        ran.append((entry.solver, str(study.log_dir)))
+        now[0] += 100.0  # every scaffold takes 100 s
+        return True
+
+    ok, skipped = run_scaffolds(_study(), deadline=330.0, run=run, clock=lambda: now[0])
+    # at 200 s a third (expected 125 s) would end at 325 s; at 300 s a fourth would not
+    assert ok and skipped == ["aira_mcts", "aira_evo"]
+    assert ran == [(name, str(Path("logs") / name)) for name in SCAFFOLDS[:3]]
+    ran.clear()
+    ok, skipped = run_scaffolds(_study(), deadline=1.0, run=run, clock=lambda: now[0])
+    assert skipped == list(SCAFFOLDS[1:]) and [name for name, _ in ran] == [SCAFFOLDS[0]]
+    ran.clear()
+    ok, skipped = run_scaffolds(_study(), deadline=None, run=run, clock=lambda: now[0])
+    assert skipped == [] and len(ran) == 5
+
+
+def test_a_failed_scaffold_fails_the_demo_and_the_rest_still_run() -> None:
+    calls = iter([True, False, True])
+    ok, skipped = run_scaffolds(
+        _study(("react", "aide", "aira_greedy")), None, run=lambda _: next(calls)
+    )
+    assert not ok and skipped == []
+
+
+def test_missing_lines_fit_80_columns() -> None:
+    lines = missing_lines(list(SCAFFOLDS[1:]), 86_400)
+    assert lines[0].startswith("missing: react, aira_greedy, aira_mcts, aira_evo")
+    assert all(len(line) <= 80 for line in lines)
+    assert missing_lines([], 420) == []
+
+
+def test_demo_study_takes_the_chosen_scaffolds_and_tasks() -> None:
+    study = demo_study(Path("pack"), Path("logs"), tasks=["a", "b"], scaffolds=["aide", "react"])
+    assert [entry.solver for entry in study.scaffolds] == ["aide", "react"]
+    assert study.scaffolds[0].args == {"steps": 2} and study.scaffolds[1].args == {}
+    assert study.benchmarks[0].args["tasks"] == "a,b"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scaffolds", "react,nope"], "--scaffolds"),
+        (["--scaffolds", "react,react"], "--scaffolds"),
+        (["--tasks", "3", "--task", "alloy-lab-005"], "not both"),
+        (["--tasks", "13"], "--tasks"),
+        (["--time-limit", "-1"], "--time-limit"),
+    ],
+)
+def test_demo_rejects_bad_budgets_before_running(args: list[str], message: str) -> None:
+    from typer.testing import CliRunner
+
+    from sandmle.cli import app
+
+    result = CliRunner().invoke(app, ["demo", *args], env={"COLUMNS": "200"})
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+
+
+def test_demo_scaffolds_keep_the_order_given() -> None:
+    from sandmle.cli import demo_scaffolds
+
+    assert demo_scaffolds(" aira_evo, react ") == ["aira_evo", "react"]
+    assert SCAFFOLDS[0] == "aide"  # a tree scaffold first: a cut-short demo still shows nodes
