@@ -22,6 +22,7 @@ from inspect_ai.tool import ToolInfo
 
 from sandmle.errors import SandmleError
 from sandmle.harness.layout import TOOLKIT_PATH
+from sandmle.policies.automl import LEVEL_NAMES
 from sandmle.policies.base import Policy
 from sandmle.policies.conversation import (
     call,
@@ -34,13 +35,13 @@ from sandmle.policies.conversation import (
     tool_names,
     tool_runs,
 )
+from sandmle.policies.heuristic import WROTE
 from sandmle.policies.operators import analyze
 from sandmle.scaffolds.prompt_format import REVIEW_TOOL, operator_of
 
 MODEL = "sandmle/toolkit"
 TOOLKIT_FILE = TOOLKIT_PATH.rsplit("/", 1)[1]
-LEVELS = (0, 1, 2, 3, 4)
-WROTE = "Wrote submission:"
+LEVELS = tuple(range(len(LEVEL_NAMES)))
 
 
 def toolkit_command(level: int) -> str:
