@@ -145,6 +145,13 @@ class Profile(Strict):
                 raise ValueError(
                     f"{where}.task_args.toolkit must equal grpo.run.rollout.toolkit ({rollout})"
                 )
+        # A toolkit episode the eval cuts after one call must not go on in the teacher: SFT
+        # would learn a second turn (submit) that held-out prompts then confuse with the call.
+        if rollout and self.teacher.task_args != self.eval.task_args:
+            raise ValueError(
+                "with the toolkit, teacher.task_args must equal eval.task_args "
+                f"({self.teacher.task_args} vs {self.eval.task_args})"
+            )
         return self
 
 

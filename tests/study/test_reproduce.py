@@ -59,6 +59,10 @@ def test_the_toolkit_is_on_everywhere_or_nowhere(tmp_path: Path) -> None:
         load_profile(_profile_file(tmp_path, grpo=data["grpo"], teacher=data["teacher"]))
     assert "eval.task_args.toolkit must equal grpo.run.rollout.toolkit (True)" in str(err.value)
     data["eval"]["task_args"]["toolkit"] = True
+    with pytest.raises(SandmleError) as err:  # the teacher would go on past the eval's limit
+        load_profile(_profile_file(tmp_path, **data))
+    assert "teacher.task_args must equal eval.task_args" in str(err.value)
+    data["teacher"]["task_args"] = dict(data["eval"]["task_args"])
     load_profile(_profile_file(tmp_path, **data))
 
 
