@@ -31,6 +31,9 @@ class ScaffoldEntry(BaseModel):
     """A sandmle scaffold (react, aide, aira_greedy, aira_mcts, aira_evo) or any Inspect solver."""
     args: dict[str, Any] = Field(default_factory=dict)
     """Solver arguments (``-S``)."""
+    epochs: int | None = Field(default=None, ge=1)
+    """Epochs of this scaffold's cells (the study's when None): a paired test on the scaffold
+    that matters most may need more samples than the rest can afford."""
 
 
 class BenchmarkEntry(BaseModel):

@@ -91,7 +91,8 @@ class EvalStage(Strict):
     generate: dict[str, Any] = Field(default_factory=dict)
     """Inspect ``GenerateConfig`` fields for every model (max_tokens, temperature, ...)."""
     scaffolds: list[dict[str, Any]] = Field(min_length=1)
-    """``{solver: NAME, args: {...}}`` per scaffold; the first is the trained one."""
+    """``{solver: NAME, args: {...}, epochs: N}`` per scaffold (args and epochs optional; epochs
+    defaults to ``epochs`` below); the first is the trained one."""
     benchmarks: list[Benchmark] = Field(default_factory=lambda: list(BENCHMARKS), min_length=1)
     task_args: dict[str, Any] = Field(default_factory=dict)
     """``-T`` limits for every benchmark (message_limit, time_limit, ...)."""
@@ -103,9 +104,11 @@ class EvalStage(Strict):
     @model_validator(mode="after")
     def _scaffold_entries(self) -> EvalStage:
         for entry in self.scaffolds:
-            unknown = set(entry) - {"solver", "args"}
+            unknown = set(entry) - {"solver", "args", "epochs"}
             if "solver" not in entry or unknown:
-                raise ValueError(f"scaffold entry {entry} needs solver (and optional args) only")
+                raise ValueError(
+                    f"scaffold entry {entry} needs solver (and optional args, epochs) only"
+                )
         return self
 
 

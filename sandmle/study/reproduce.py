@@ -381,7 +381,8 @@ def eval_study(run: Run) -> StudyConfig:
             ModelEntry(model=model_name(run, m), model_args=model_args) for m in roles(run).values()
         ],  # fmt: skip
         scaffolds=[
-            ScaffoldEntry(solver=s["solver"], args=s.get("args", {})) for s in spec.scaffolds
+            ScaffoldEntry(solver=s["solver"], args=s.get("args", {}), epochs=s.get("epochs"))
+            for s in spec.scaffolds
         ],
         benchmarks=benchmark_entries(run),
         epochs=spec.epochs,
@@ -422,7 +423,8 @@ def stage_eval(run: Run) -> dict[str, Any]:
         "dojo": replicas.get("dojo_replicas", 1),
     }
     tasks = sum(min(per_bench[b], study.limit or per_bench[b]) for b in run.profile.eval.benchmarks)
-    total = len(study.models) * len(study.scaffolds) * tasks * study.epochs
+    epochs = sum(s.epochs or study.epochs for s in study.scaffolds)
+    total = len(study.models) * tasks * epochs
     with ProgressLines(run.path("eval"), total, run.console, enabled=not run.console.is_terminal):
         ok = run_study(study, display=display())
     health = eval_health(run.path("eval"))

@@ -25,7 +25,8 @@ def study_tasks(study: StudyConfig) -> list[Any]:
         for scaffold in study.scaffolds:
             args = {"sandbox": study.sandbox, **bench.args}
             task = build_task(bench.task, args)
-            tasks.append(task_with(task, solver=build_solver(scaffold.solver, scaffold.args)))
+            solver = build_solver(scaffold.solver, scaffold.args)
+            tasks.append(task_with(task, solver=solver, epochs=scaffold.epochs or study.epochs))
     return tasks
 
 
@@ -39,7 +40,6 @@ def run_study(study: StudyConfig, display: DisplayType | None = None) -> bool:
         tasks=study_tasks(study),
         model=models,
         log_dir=str(study.resolved_log_dir()),
-        epochs=study.epochs,
         limit=study.limit,
         max_samples=study.max_samples,
         max_tasks=study.max_tasks,

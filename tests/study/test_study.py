@@ -137,3 +137,22 @@ def test_paper_study_config_is_valid() -> None:
         "aira_evo",
     }
     assert {b.task for b in study.benchmarks} == {"mle_bench_lite", "mle_dojo", "synthetic"}
+
+
+def test_a_scaffold_runs_its_own_epochs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scaffold's ``epochs`` overrides the study's for its cells only (reproduce profiles give
+    the trained scaffold two, so its paired test has power, and the other scaffolds one)."""
+    from sandmle.study.config import ScaffoldEntry
+    from sandmle.study.runner import run_study, study_tasks
+
+    study = load_study(_study(tmp_path, _pack(tmp_path / "pack"), "epochs"))
+    copy = study.scaffolds[0]
+    twice = ScaffoldEntry(solver=copy.solver, args=copy.args, epochs=2)
+    pair = study.model_copy(update={"scaffolds": [twice, copy]})
+    assert [t.epochs for t in study_tasks(pair)] == [2, 1]
+    once = study.model_copy(update={"models": study.models[:1], "scaffolds": [twice], "limit": 2})
+    monkeypatch.setenv("SANDMLE_TEST_COUNTER", str(tmp_path / "runs.txt"))
+    assert run_study(once, display="none")
+    (log,) = [read_eval_log(i.name) for i in list_eval_logs(study.log_dir)]
+    assert log.eval.config.epochs == 2 and len(log.samples or []) == 4
+    assert len((tmp_path / "runs.txt").read_text().splitlines()) == 4  # 2 samples x 2 epochs
