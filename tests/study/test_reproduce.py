@@ -184,3 +184,16 @@ def test_the_trained_scaffold_is_evaluated_with_the_training_episodes_budget(nam
         limits = TaskLimits.from_args(profile.eval.task_args)
         for field in ("command_timeout", "memory_mb", "time_limit"):
             assert run["rollout"][field] == getattr(limits, field), (name, field)
+
+
+def test_cpu_micro_evaluates_the_trained_scaffold_twice(tmp_path: Path) -> None:
+    """Its GRPO-vs-SFT test needs two episodes per held-out task; the rest keep one."""
+    from rich.console import Console
+
+    profile, path = load_profile("cpu-micro")
+    run = reproduce.Run(profile, path, tmp_path, Console())
+    for stage in ("sft", "grpo-dense", "grpo-sparse"):
+        run.finish(stage, {"checkpoint": str(tmp_path / stage)})
+    study = reproduce.eval_study(run)
+    epochs = {s.solver: s.epochs or study.epochs for s in study.scaffolds}
+    assert epochs.pop("react") == 2 and set(epochs.values()) == {1} and len(epochs) == 5
