@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from sandmle.errors import SandmleError
+from sandmle.study.config import ScaffoldEntry
 
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "configs" / "reproduce"
 """Where the shipped profiles live (a checkout's ``configs/reproduce``)."""
@@ -103,12 +104,14 @@ class EvalStage(Strict):
 
     @model_validator(mode="after")
     def _scaffold_entries(self) -> EvalStage:
+        # checked as the study's own entries now, not when the eval stage builds them hours later
         for entry in self.scaffolds:
-            unknown = set(entry) - {"solver", "args", "epochs"}
-            if "solver" not in entry or unknown:
-                raise ValueError(
-                    f"scaffold entry {entry} needs solver (and optional args, epochs) only"
-                )
+            try:
+                ScaffoldEntry.model_validate(entry)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(x) for x in err["loc"]) or "entry"
+                raise ValueError(f"scaffold entry {entry}: {where}: {err['msg']}") from None
         return self
 
 

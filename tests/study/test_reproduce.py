@@ -197,3 +197,14 @@ def test_cpu_micro_evaluates_the_trained_scaffold_twice(tmp_path: Path) -> None:
     study = reproduce.eval_study(run)
     epochs = {s.solver: s.epochs or study.epochs for s in study.scaffolds}
     assert epochs.pop("react") == 2 and set(epochs.values()) == {1} and len(epochs) == 5
+
+
+def test_a_bad_scaffold_entry_is_refused_before_any_stage(tmp_path: Path) -> None:
+    data = yaml.safe_load((PROFILE_DIR / "toy.yaml").read_text())
+    for bad, word in (
+        ({"solver": "react", "epochs": 0}, "epochs"),
+        ({"solver": "react", "x": 1}, "x"),
+    ):
+        data["eval"]["scaffolds"] = [bad]
+        with pytest.raises(SandmleError, match=f"scaffold entry .*{word}"):
+            load_profile(_profile_file(tmp_path, eval=data["eval"]))
