@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from sandmle.errors import SandmleError
 
@@ -34,6 +34,9 @@ class ScaffoldEntry(BaseModel):
     epochs: int | None = Field(default=None, ge=1)
     """Epochs of this scaffold's cells (the study's when None): a paired test on the scaffold
     that matters most may need more samples than the rest can afford."""
+    benchmarks: list[str] | None = Field(default=None, min_length=1)
+    """Tasks (of the study's benchmarks) this scaffold runs on; every benchmark when None. A
+    slow search scaffold can then run on a few replicas while the paired tests get the big pack."""
 
 
 class BenchmarkEntry(BaseModel):
@@ -59,7 +62,7 @@ class StudyConfig(BaseModel):
     scaffolds: list[ScaffoldEntry] = Field(min_length=1)
     """Scaffolds each model runs under."""
     benchmarks: list[BenchmarkEntry] = Field(min_length=1)
-    """Benchmarks each (model, scaffold) is judged on."""
+    """Benchmarks each (model, scaffold) is judged on (a scaffold may name a subset)."""
     log_dir: str | None = None
     """Where logs go (default ``logs/study-<name>``); rerunning resumes there."""
     epochs: int = Field(default=1, ge=1)
@@ -76,6 +79,23 @@ class StudyConfig(BaseModel):
     """Samples buffered before each log write; 1 loses the least work to an interruption."""
     retry_attempts: int = 3
     """How often eval_set retries failed work within one invocation."""
+
+    @model_validator(mode="after")
+    def _scaffold_benchmarks_exist(self) -> StudyConfig:
+        tasks = {bench.task for bench in self.benchmarks}
+        for scaffold in self.scaffolds:
+            unknown = sorted(set(scaffold.benchmarks or ()) - tasks)
+            if unknown:
+                raise ValueError(
+                    f"scaffold {scaffold.solver}: benchmarks {unknown} are not among the study's "
+                    f"({sorted(tasks)})"
+                )
+        return self
+
+    def cells(self) -> list[tuple[BenchmarkEntry, ScaffoldEntry]]:
+        """The (benchmark, scaffold) pairs the study runs, in order."""
+        return [(bench, scaffold) for bench in self.benchmarks for scaffold in self.scaffolds
+                if scaffold.benchmarks is None or bench.task in scaffold.benchmarks]  # fmt: skip
 
     def resolved_log_dir(self) -> Path:
         return Path(self.log_dir or f"logs/study-{self.name}")

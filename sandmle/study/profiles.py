@@ -92,8 +92,9 @@ class EvalStage(Strict):
     generate: dict[str, Any] = Field(default_factory=dict)
     """Inspect ``GenerateConfig`` fields for every model (max_tokens, temperature, ...)."""
     scaffolds: list[dict[str, Any]] = Field(min_length=1)
-    """``{solver: NAME, args: {...}, epochs: N}`` per scaffold (args and epochs optional; epochs
-    defaults to ``epochs`` below); the first is the trained one."""
+    """``{solver: NAME, args: {...}, epochs: N, benchmarks: [heldout, ...]}`` per scaffold (all
+    but solver optional; epochs defaults to ``epochs`` below, benchmarks to all of
+    ``benchmarks``); the first is the trained one."""
     benchmarks: list[Benchmark] = Field(default_factory=lambda: list(BENCHMARKS), min_length=1)
     task_args: dict[str, Any] = Field(default_factory=dict)
     """``-T`` limits for every benchmark (message_limit, time_limit, ...)."""
@@ -112,6 +113,10 @@ class EvalStage(Strict):
                 err = exc.errors()[0]
                 where = ".".join(str(x) for x in err["loc"]) or "entry"
                 raise ValueError(f"scaffold entry {entry}: {where}: {err['msg']}") from None
+            unknown = sorted(set(entry.get("benchmarks") or ()) - set(self.benchmarks))
+            if unknown:
+                raise ValueError(f"scaffold entry {entry}: benchmarks {unknown} are not among "
+                                 f"eval.benchmarks ({self.benchmarks})")  # fmt: skip
         return self
 
 

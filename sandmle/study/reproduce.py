@@ -381,9 +381,14 @@ def eval_study(run: Run) -> StudyConfig:
             ModelEntry(model=model_name(run, m), model_args=model_args) for m in roles(run).values()
         ],  # fmt: skip
         scaffolds=[
-            ScaffoldEntry(solver=s["solver"], args=s.get("args", {}), epochs=s.get("epochs"))
+            ScaffoldEntry(
+                solver=s["solver"],
+                args=s.get("args", {}),
+                epochs=s.get("epochs"),
+                benchmarks=[TASK_OF[b] for b in s["benchmarks"]] if s.get("benchmarks") else None,
+            )
             for s in spec.scaffolds
-        ],
+        ],  # fmt: skip
         benchmarks=benchmark_entries(run),
         epochs=spec.epochs,
         limit=spec.limit,
@@ -415,16 +420,19 @@ def write_manifest(run: Run) -> Path:
 def stage_eval(run: Run) -> dict[str, Any]:
     write_manifest(run)
     study = eval_study(run)
-    cells = len(study.models) * len(study.scaffolds) * len(study.benchmarks)
+    cells = len(study.models) * len(study.cells())
     replicas = run.done("replicas") or {}
-    per_bench = {
-        "heldout": run.profile.packs.heldout.n,
-        "replicas": replicas.get("replicas", 1),
-        "dojo": replicas.get("dojo_replicas", 1),
+    per_task = {
+        TASK_OF["heldout"]: run.profile.packs.heldout.n,
+        TASK_OF["replicas"]: replicas.get("replicas", 1),
+        TASK_OF["dojo"]: replicas.get("dojo_replicas", 1),
     }
-    tasks = sum(min(per_bench[b], study.limit or per_bench[b]) for b in run.profile.eval.benchmarks)
-    epochs = sum(s.epochs or study.epochs for s in study.scaffolds)
-    total = len(study.models) * tasks * epochs
+    samples = sum(
+        min(per_task[bench.task], study.limit or per_task[bench.task])
+        * (scaffold.epochs or study.epochs)
+        for bench, scaffold in study.cells()
+    )
+    total = len(study.models) * samples
     with ProgressLines(run.path("eval"), total, run.console, enabled=not run.console.is_terminal):
         ok = run_study(study, display=display())
     health = eval_health(run.path("eval"))

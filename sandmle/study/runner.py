@@ -17,16 +17,15 @@ if TYPE_CHECKING:
 
 
 def study_tasks(study: StudyConfig) -> list[Any]:
-    """One Inspect task per (benchmark, scaffold), each with its solver fixed."""
+    """One Inspect task per (benchmark, scaffold) cell, each with its solver fixed."""
     from inspect_ai import task_with
 
     tasks = []
-    for bench in study.benchmarks:
-        for scaffold in study.scaffolds:
-            args = {"sandbox": study.sandbox, **bench.args}
-            task = build_task(bench.task, args)
-            solver = build_solver(scaffold.solver, scaffold.args)
-            tasks.append(task_with(task, solver=solver, epochs=scaffold.epochs or study.epochs))
+    for bench, scaffold in study.cells():
+        args = {"sandbox": study.sandbox, **bench.args}
+        task = build_task(bench.task, args)
+        solver = build_solver(scaffold.solver, scaffold.args)
+        tasks.append(task_with(task, solver=solver, epochs=scaffold.epochs or study.epochs))
     return tasks
 
 

@@ -199,11 +199,28 @@ def test_cpu_micro_evaluates_the_trained_scaffold_twice(tmp_path: Path) -> None:
     assert epochs.pop("react") == 2 and set(epochs.values()) == {1} and len(epochs) == 5
 
 
+def test_cpu_micro_runs_the_transfer_scaffolds_on_the_held_out_pack(tmp_path: Path) -> None:
+    """Its 90 minutes hold only with the slower searches kept to the replicas; the transfer rows
+    (AIDE, AIRA greedy) and the trained scaffold get the held-out pack."""
+    from rich.console import Console
+
+    profile, path = load_profile("cpu-micro")
+    run = reproduce.Run(profile, path, tmp_path, Console())
+    for stage in ("sft", "grpo-dense"):
+        run.finish(stage, {"checkpoint": str(tmp_path / stage)})
+    study = reproduce.eval_study(run)
+    on_heldout = {s.solver for b, s in study.cells() if b.task == reproduce.TASK_OF["heldout"]}
+    assert on_heldout == {"react", "aide", "aira_greedy"}
+    on_replicas = {s.solver for b, s in study.cells() if b.task == reproduce.TASK_OF["replicas"]}
+    assert len(on_replicas) == 6 and len(study.cells()) == 3 + 6 + 6
+
+
 def test_a_bad_scaffold_entry_is_refused_before_any_stage(tmp_path: Path) -> None:
     data = yaml.safe_load((PROFILE_DIR / "toy.yaml").read_text())
     for bad, word in (
         ({"solver": "react", "epochs": 0}, "epochs"),
         ({"solver": "react", "x": 1}, "x"),
+        ({"solver": "react", "benchmarks": ["heldot"]}, r"benchmarks \['heldot'\] are not"),
     ):
         data["eval"]["scaffolds"] = [bad]
         with pytest.raises(SandmleError, match=f"scaffold entry .*{word}"):

@@ -112,6 +112,40 @@ def test_bad_study_files(tmp_path: Path) -> None:
         load_study(tmp_path / "missing.yaml")
 
 
+def test_a_scaffold_runs_only_on_the_benchmarks_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow search scaffold can be kept to the small benchmarks (cpu-micro: the replicas)."""
+    from sandmle.study import runner
+    from sandmle.study.config import StudyConfig
+    from sandmle.study.runner import study_tasks
+
+    pack = str(_pack(tmp_path / "pack"))
+    data = {
+        "name": "subset",
+        "models": [{"model": "mockllm/model"}],
+        "scaffolds": [{"solver": "react"}, {"solver": "aide", "benchmarks": ["mle_dojo"]}],
+        "benchmarks": [{"task": "synthetic", "args": {"pack": pack}},
+                       {"task": "mle_dojo", "args": {"data_dir": str(tmp_path)}}],
+    }  # fmt: skip
+    study = StudyConfig.model_validate(data)
+    cells = [(bench.task, scaffold.solver) for bench, scaffold in study.cells()]
+    assert cells == [("synthetic", "react"), ("mle_dojo", "react"), ("mle_dojo", "aide")]
+    # the runner builds exactly those cells (each benchmark built as the pack here)
+    real = runner.build_task
+    monkeypatch.setattr(runner, "build_task", lambda task, args: real("synthetic", {"pack": pack}))
+    assert len(study_tasks(study)) == 3
+    data["scaffolds"][1]["benchmarks"] = ["mle_bench"]  # not one of the study's
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SandmleError, match=r"scaffold aide: benchmarks \['mle_bench'\] are not"):
+        load_study(path)
+    data["scaffolds"][1]["benchmarks"] = []
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SandmleError, match="benchmarks: List should have at least 1 item"):
+        load_study(path)
+
+
 def test_cpu_reference_study_config_runs(tmp_path: Path) -> None:
     from sandmle.study.config import load_study
     from sandmle.study.report import write_report
