@@ -38,7 +38,7 @@ from sandmle.harness.solvers import AGENT_ERROR_KEY
 from sandmle.study.config import BenchmarkEntry, ModelEntry, ScaffoldEntry, StudyConfig
 from sandmle.study.demo import ProgressLines
 from sandmle.study.profiles import Profile, load_profile
-from sandmle.study.runner import run_study
+from sandmle.study.runner import run_study, sample_count, study_tasks
 
 MANIFEST = "reproduce.json"
 """Beside ``eval/``: which model is which role; the leaderboard's Reproduce tab reads it."""
@@ -421,20 +421,10 @@ def stage_eval(run: Run) -> dict[str, Any]:
     write_manifest(run)
     study = eval_study(run)
     cells = len(study.models) * len(study.cells())
-    replicas = run.done("replicas") or {}
-    per_task = {
-        TASK_OF["heldout"]: run.profile.packs.heldout.n,
-        TASK_OF["replicas"]: replicas.get("replicas", 1),
-        TASK_OF["dojo"]: replicas.get("dojo_replicas", 1),
-    }
-    samples = sum(
-        min(per_task[bench.task], study.limit or per_task[bench.task])
-        * (scaffold.epochs or study.epochs)
-        for bench, scaffold in study.cells()
-    )
-    total = len(study.models) * samples
+    tasks = study_tasks(study)
+    total = sample_count(study, tasks)
     with ProgressLines(run.path("eval"), total, run.console, enabled=not run.console.is_terminal):
-        ok = run_study(study, display=display())
+        ok = run_study(study, display=display(), tasks=tasks)
     health = eval_health(run.path("eval"))
     return {"success": ok, "cells": cells, **health, "log_dir": str(run.path("eval"))}
 

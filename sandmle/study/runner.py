@@ -29,14 +29,27 @@ def study_tasks(study: StudyConfig) -> list[Any]:
     return tasks
 
 
-def run_study(study: StudyConfig, display: DisplayType | None = None) -> bool:
-    """Run (or resume) every cell; True when all of them finished successfully."""
+def sample_count(study: StudyConfig, tasks: list[Any]) -> int:
+    """Samples the study runs (every model, epoch and cell), from the tasks' own datasets: a
+    task may leave rows out (e.g. a Dojo replica whose metric cannot grade)."""
+    per_model = sum(
+        min(len(task.dataset), study.limit or len(task.dataset)) * (task.epochs or 1)
+        for task in tasks
+    )
+    return len(study.models) * per_model
+
+
+def run_study(
+    study: StudyConfig, display: DisplayType | None = None, tasks: list[Any] | None = None
+) -> bool:
+    """Run (or resume) every cell (``tasks``: ``study_tasks(study)`` when already built); True
+    when all of them finished successfully."""
     from inspect_ai import eval_set
     from inspect_ai.model import get_model
 
     models = [get_model(m.model, **m.model_args) for m in study.models]
     success, _ = eval_set(
-        tasks=study_tasks(study),
+        tasks=study_tasks(study) if tasks is None else tasks,
         model=models,
         log_dir=str(study.resolved_log_dir()),
         limit=study.limit,

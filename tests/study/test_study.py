@@ -135,6 +135,12 @@ def test_a_scaffold_runs_only_on_the_benchmarks_it_names(
     real = runner.build_task
     monkeypatch.setattr(runner, "build_task", lambda task, args: real("synthetic", {"pack": pack}))
     assert len(study_tasks(study)) == 3
+    # the progress total: each task's own rows x its epochs, under the study's limit
+    twice = study.scaffolds[0].model_copy(update={"epochs": 2})
+    study = study.model_copy(update={"scaffolds": [twice, study.scaffolds[1]]})
+    assert runner.sample_count(study, study_tasks(study)) == 4 * 2 + 4 * 2 + 4
+    study = study.model_copy(update={"limit": 3})
+    assert runner.sample_count(study, study_tasks(study)) == 3 * 2 + 3 * 2 + 3
     data["scaffolds"][1]["benchmarks"] = ["mle_bench"]  # not one of the study's
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(data))
