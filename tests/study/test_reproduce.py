@@ -206,7 +206,7 @@ def test_cpu_micro_runs_the_transfer_scaffolds_on_the_held_out_pack(tmp_path: Pa
 
     profile, path = load_profile("cpu-micro")
     run = reproduce.Run(profile, path, tmp_path, Console())
-    for stage in ("sft", "grpo-dense"):
+    for stage in ("sft", "grpo-dense", "grpo-sparse"):
         run.finish(stage, {"checkpoint": str(tmp_path / stage)})
     study = reproduce.eval_study(run)
     on_heldout = {s.solver for b, s in study.cells() if b.task == reproduce.TASK_OF["heldout"]}
