@@ -388,7 +388,7 @@ def eval_study(run: Run) -> StudyConfig:
                 benchmarks=[TASK_OF[b] for b in s["benchmarks"]] if s.get("benchmarks") else None,
             )
             for s in spec.scaffolds
-        ],  # fmt: skip
+        ],
         benchmarks=benchmark_entries(run),
         epochs=spec.epochs,
         limit=spec.limit,
