@@ -52,9 +52,10 @@ def tokens_per_s(engine: Any, prompt: list[int], batch: int, tokens: int) -> dic
 
 
 def episodes_per_min(engine: Any, tokenizer: Any, args: argparse.Namespace, root: Path) -> dict:
+    from sandmle.specs.training import RolloutSettings
     from sandmle.training.generators import BatchingGenerator
     from sandmle.training.policy_api import PolicySession
-    from sandmle.training.rollouts import RolloutSettings, run_episodes
+    from sandmle.training.rollouts import run_episodes
 
     pack = root / "pack"
     if not pack.exists():
@@ -65,10 +66,8 @@ def episodes_per_min(engine: Any, tokenizer: Any, args: argparse.Namespace, root
         max_turns=args.max_turns,
         max_turn_tokens=args.turn_tokens,
         max_episode_tokens=8192,
-        time_limit=1800,
-        command_timeout=60,
-        memory_mb=2048,
         on_backend_error="drop",
+        limits={"time_limit": 1800, "command_timeout": 60, "memory_mb": 2048},
     )
     generator = BatchingGenerator(engine)
     session = PolicySession(generator, tokenizer, args.turn_tokens, settings.max_episode_tokens)
@@ -102,8 +101,9 @@ def main() -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from sandmle.specs.training import GenerationServer
     from sandmle.training.generators import TransformersEngine
-    from sandmle.training.weight_sync import GenerationServer, ServerClient, ServerEngine
+    from sandmle.training.weight_sync import ServerClient, ServerEngine
 
     torch.set_num_threads(args.threads)
     tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")

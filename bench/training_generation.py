@@ -97,7 +97,8 @@ class Generate:
 
 
 def vllm_engine(url: str) -> Any:
-    from sandmle.training.weight_sync import GenerationServer, ServerClient, ServerEngine
+    from sandmle.specs.training import GenerationServer
+    from sandmle.training.weight_sync import ServerClient, ServerEngine
 
     # eos None: vLLM samples EOS tokens under ignore_eos; no cut, every turn full length
     engine = ServerEngine(ServerClient(GenerationServer(url=url)), None, 1.0, 1.0)

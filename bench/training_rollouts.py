@@ -33,7 +33,8 @@ from typing import Any
 
 from inspect_ai import eval as inspect_eval
 
-from sandmle.training.rollouts import RolloutSettings, run_episodes, training_task
+from sandmle.specs.training import RolloutSettings
+from sandmle.training.rollouts import run_episodes, training_task
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "competitions"
@@ -154,7 +155,7 @@ def step_shares(model_dir: Path, pack: Path, out: Path, steps: int) -> dict:
     from sandmle.training.grpo import build_trainer, load_grpo_config
 
     config = load_grpo_config(
-        ROOT / "configs/train/tiny-cpu.yaml",
+        ROOT / "sandmle/configs/train/tiny-cpu.yaml",
         output_dir=str(out),
         max_steps=steps,
         save_strategy="no",
@@ -197,10 +198,7 @@ def main() -> None:
         ids = [TASKS[i % len(TASKS)] for i in range(args.episodes)]
         throughput: dict[str, dict[str, dict | None]] = {"heuristic": {}, "tiny_model": {}}
         for n in map(int, args.parallel.split(",")):
-            settings = RolloutSettings(
-                pack=str(pack), parallel_sandboxes=n, max_turns=args.turns, max_turn_tokens=32,
-                max_episode_tokens=8192, command_timeout=120, memory_mb=4096,
-            )  # fmt: skip
+            settings = RolloutSettings(pack=str(pack), parallel_sandboxes=n, max_turns=args.turns, max_turn_tokens=32, max_episode_tokens=8192, limits={"command_timeout": 120, "memory_mb": 4096})  # fmt: skip
             throughput["heuristic"][str(n)] = heuristic_run(settings, ids, root / f"h{n}")
             throughput["tiny_model"][str(n)] = tiny_run(model_dir, settings, ids, root / f"t{n}")
         warm = None

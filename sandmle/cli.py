@@ -306,10 +306,10 @@ def default_demo_log_dir(full: bool) -> Path:
 
 @app.command()
 def study(
-    config: Annotated[Path, typer.Argument(help="Study file, e.g. configs/study/cpu.yaml.")],
+    config: Annotated[Path, typer.Argument(help="Study file, e.g. sandmle/configs/study/cpu.yaml.")],
 ) -> None:
     """Run a models × scaffolds × benchmarks study (resumable), then write its report."""
-    from sandmle.study.config import load_study
+    from sandmle.specs.study import load_study
     from sandmle.study.report import write_report
     from sandmle.study.runner import run_study
 

@@ -25,14 +25,15 @@ FLOORS: dict[str, set[str]] = {
     "scaffolds": {"errors", "harness", "sandbox_scripts"},
     "policies": {"errors", "harness", "sandbox_scripts", "scaffolds"},
     "benchmarks": {"errors", "harness", "sandbox_scripts"},
-    "training": {"errors", "harness", "benchmarks", "scaffolds"},
-    "leaderboard": {"errors", "harness", "training"},
-    "study": {"errors", "harness", "benchmarks", "leaderboard", "_registry"},
+    "specs": {"errors", "harness"},
+    "training": {"errors", "harness", "benchmarks", "scaffolds", "specs"},
+    "leaderboard": {"errors", "harness", "specs"},
+    "study": {"errors", "harness", "benchmarks", "leaderboard", "specs", "_registry"},
 }
 """What each top-level subpackage may import (besides itself). ``cli`` and ``_registry`` sit on
 top and may import anything (``study`` builds tasks and solvers through ``_registry``);
-``training`` is imported by the leaderboard only for its
-torch-free checkpoint metadata."""
+``specs`` is the typed config floor (episodes, run files, profiles, studies, checkpoint
+metadata) that ``training``, ``leaderboard`` and ``study`` share without importing each other."""
 
 
 def module_name(path: Path) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sandmle.harness.solvers import AGENT_ERROR_KEY
-from sandmle.training.weight_sync import GenerationServer
+from sandmle.specs.training import GenerationServer
 
 
 def smollm2(out: Path) -> None:

@@ -34,7 +34,7 @@ from inspect_ai.log import (
 )
 
 from sandmle.harness.scorer import FLAGS, RATE_KEYS, medal_scorer
-from sandmle.training.checkpoint_info import checkpoint_info, checkpoint_label
+from sandmle.specs.checkpoint import checkpoint_info, checkpoint_label
 
 SCORER = medal_scorer.__name__
 RUN_KEY = ["model", "scaffold", "benchmark"]

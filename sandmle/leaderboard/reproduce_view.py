@@ -20,12 +20,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sandmle.leaderboard import stats
+from sandmle.specs.benchmarks import by_log_name
 
 MANIFEST = "reproduce.json"
 CURVES = "curves.csv"
 """Training curves (run, step, metric, value), written by ``sandmle reproduce``'s report stage."""
 METRICS = {"valid_submission": "valid", "any_medal": "medal", "above_median": ">median"}
-BENCH_LABELS = {"heldout": "held-out", "replicas": "lite", "dojo": "dojo"}
 PAIRS = [("GRPO", "SFT"), ("GRPO", "GRPO-sparse"), ("GRPO-from-base", "base")]
 """The paper's comparisons: GRPO vs the SFT start, dense vs sparse, (GRPO from base vs base)."""
 
@@ -45,16 +45,17 @@ def read_manifest(folder: Path) -> dict[str, Any]:
 def with_roles(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
     """The manifest's models only, with ``role``, ``solver`` and ``bench`` columns."""
     role_of = {model: role for role, model in manifest["roles"].items()}
-    bench_of = manifest.get("benchmarks", {})
-    task_bench = {"synthetic": "heldout", "mle-bench-lite": "replicas", "mle-dojo": "dojo"}
     out = samples[samples["model"].isin(role_of)].copy()
     out["role"] = out["model"].map(role_of)
     out["solver"] = out["scaffold"].str.split("(").str[0]
-    out["bench"] = [
-        BENCH_LABELS.get(bench_of.get(b) or task_bench.get(b, b), b)
-        for b in map(str, out["benchmark"])
-    ]
+    out["bench"] = [bench_label(b) for b in map(str, out["benchmark"])]
     return out
+
+
+def bench_label(log_name: str) -> str:
+    """The report's label of the benchmark whose logs carry ``log_name``."""
+    entry = by_log_name(log_name)
+    return entry.label if entry else log_name
 
 
 def role_order(manifest: dict[str, Any]) -> list[str]:

@@ -22,7 +22,7 @@ from sandmle.errors import SandmleError
 from sandmle.leaderboard.logs import load_logs
 from sandmle.leaderboard.stats import MIN_DECIDABLE
 from sandmle.leaderboard.tables import leaderboard_table
-from sandmle.study.config import BenchmarkEntry, ModelEntry, ScaffoldEntry, StudyConfig
+from sandmle.specs.study import BenchmarkEntry, ModelEntry, ScaffoldEntry, StudyConfig
 from sandmle.study.report import write_report
 from sandmle.study.runner import run_study
 

@@ -35,20 +35,21 @@ from rich.console import Console
 
 from sandmle.errors import SandmleError
 from sandmle.harness.solvers import AGENT_ERROR_KEY
-from sandmle.study.config import BenchmarkEntry, ModelEntry, ScaffoldEntry, StudyConfig
+from sandmle.specs.benchmarks import benchmark
+from sandmle.specs.checkpoint import METADATA_FILE
+from sandmle.specs.profile import GRPOArm, Profile, load_profile
+from sandmle.specs.study import BenchmarkEntry, ModelEntry, ScaffoldEntry, StudyConfig
+from sandmle.specs.training import SFTRunFile
 from sandmle.study.demo import ProgressLines
-from sandmle.study.profiles import Profile, load_profile
 from sandmle.study.runner import run_study, sample_count, study_tasks
 
 MANIFEST = "reproduce.json"
 """Beside ``eval/``: which model is which role; the leaderboard's Reproduce tab reads it."""
-CHECKPOINT_FILE = "sandmle_checkpoint.json"
 TRAIN_CLI = "sandmle.training.cli"
+BUILT_MODELS = ("tiny", "tiny-warm", "tiny-pack", "smollm2")
+"""Base models ``sandmle train base`` builds into a folder (``Profile.model``)."""
 HEARTBEAT_S = 30.0
 """A line this often while a child process trains, also without a terminal."""
-TASK_OF = {"heldout": "synthetic", "replicas": "mle_bench_lite", "dojo": "mle_dojo"}
-BENCH_NAME = {"heldout": "synthetic", "replicas": "mle-bench-lite", "dojo": "mle-dojo"}
-"""The benchmark name each task writes into its logs' metadata."""
 
 
 class Run:
@@ -91,10 +92,8 @@ def claim_out_dir(profile: Profile, out: Path) -> None:
 
 
 def stage_names(profile: Profile) -> list[str]:
-    names = ["packs", "replicas", "base", "teacher", "sft", "grpo-dense"]
-    names += ["grpo-sparse"] if profile.grpo.sparse else []
-    names += ["grpo-base"] if profile.grpo.from_base else []
-    return [*names, "eval", "report"]
+    names = ["packs", "replicas", "base", "teacher", "sft"]
+    return [*names, *(arm.stage for arm in profile.grpo.arms()), "eval", "report"]
 
 
 def run_reproduce(profile_name: str | Path, out: Path, console: Console | None = None) -> bool:
@@ -109,9 +108,7 @@ def run_reproduce(profile_name: str | Path, out: Path, console: Console | None =
         "base": stage_base,
         "teacher": stage_teacher,
         "sft": stage_sft,
-        "grpo-dense": lambda r: stage_grpo(r, "dense", "sft"),
-        "grpo-sparse": lambda r: stage_grpo(r, "sparse", "sft"),
-        "grpo-base": lambda r: stage_grpo(r, "dense", "base"),
+        **{arm.stage: _grpo_stage(arm) for arm in profile.grpo.arms()},
         "eval": stage_eval,
         "report": stage_report,
     }
@@ -128,6 +125,10 @@ def run_reproduce(profile_name: str | Path, out: Path, console: Console | None =
             run.finish(name, outcome)
         console.print(f"[{i}/{len(names)}] {name}: {summary(outcome)}", highlight=False)
     return bool((run.done("eval") or {}).get("success"))
+
+
+def _grpo_stage(arm: GRPOArm) -> Callable[[Run], dict[str, Any]]:
+    return lambda run: stage_grpo(run, arm)
 
 
 def summary(outcome: dict[str, Any]) -> str:
@@ -180,25 +181,12 @@ def stage_replicas(run: Run) -> dict[str, Any]:
 def stage_base(run: Run) -> dict[str, Any]:
     """The base model as a folder everything else starts from (an HF id stays an id)."""
     name, folder = run.profile.model, run.path("models", "base")
-    code = {
-        "tiny": "from sandmle.training.tiny import build_tiny_model as b; b(Path(sys.argv[1]))",
-        "smollm2": "from sandmle.training.smollm2 import convert_smollm2 as b; b(Path(sys.argv[1]))",
-        # the CPU learning test's warm start: about half its turns open a reasoning block, so
-        # the format part of the reward varies within a group (a random tiny model's never does)
-        "tiny-warm": "from sandmle.training.learning_curve import warm_model as w; "
-        "w(Path(sys.argv[1]), sys.argv[2])",
-        # random weights, a vocabulary learned from the training pack's prompts: Seed-SFT
-        # teaches it to act, and its prompts cost a quarter of the default tiny vocabulary's
-        "tiny-pack": "from sandmle.training.learning_curve import pack_model as b; "
-        "b(Path(sys.argv[1]), sys.argv[2], toolkit=sys.argv[3] == 'toolkit')",
-    }.get(name)
-    if code is None:
+    if name not in BUILT_MODELS:
         return {"model": name}
-    prelude = "import sys; from pathlib import Path; "
-    # the vocabulary is learned from the prompts as training renders them (toolkit or not)
-    toolkit = "toolkit" if run.profile.grpo.run.get("rollout", {}).get("toolkit") else "plain"
-    args = [str(folder), str(run.path("packs", "train")), toolkit]
-    child(run, "base", ["-c", prelude + code, *args])
+    # the tiny-pack vocabulary is learned from the prompts as training renders them
+    args = [name, str(folder), "--pack", str(run.path("packs", "train"))]
+    args += ["--toolkit"] if run.profile.episode.toolkit else []
+    child(run, "base", ["-m", TRAIN_CLI, "base", *args])
     return {"model": str(folder)}
 
 
@@ -207,8 +195,8 @@ def base_model(run: Run) -> str:
 
 
 def trained_scaffold(run: Run) -> ScaffoldEntry:
-    rollout = run.profile.grpo.run.get("rollout", {})
-    return ScaffoldEntry(solver=rollout.get("solver", "react"), args=rollout.get("solver_args", {}))
+    episode = run.profile.episode
+    return ScaffoldEntry(solver=episode.solver, args=episode.solver_args)
 
 
 def stage_teacher(run: Run) -> dict[str, Any]:
@@ -221,11 +209,10 @@ def stage_teacher(run: Run) -> dict[str, Any]:
         benchmarks=[
             BenchmarkEntry(
                 task="synthetic",
-                args={"pack": str(run.path("packs", "train")), **teacher.task_args},
+                args={"pack": str(run.path("packs", "train")), **run.profile.episode.task_args()},
             )
         ],  # fmt: skip
         epochs=teacher.epochs,
-        sandbox=run.profile.sandbox,
         max_samples=run.profile.eval.max_samples,
         max_tasks=run.profile.eval.max_tasks,
     )
@@ -236,31 +223,32 @@ def stage_teacher(run: Run) -> dict[str, Any]:
 
 def stage_sft(run: Run) -> dict[str, Any]:
     sft = run.profile.sft
-    config = {
-        "model": base_model(run),
-        "logs": eval_files([run.path("teacher"), *map(Path, run.profile.teacher.logs)]),
-        "keep": sft.keep,
-        "training": {**sft.training, "output_dir": str(run.path("runs", "sft"))},
-    }
-    path = write_config(run, "sft", config)
+    config = SFTRunFile(
+        model=base_model(run),
+        logs=eval_files([run.path("teacher"), *map(Path, run.profile.teacher.logs)]),
+        keep=sft.keep,
+        training={**sft.training, "output_dir": str(run.path("runs", "sft"))},
+    )
+    path = write_config(run, "sft", config.model_dump(mode="json", exclude_none=True))
     child(run, "sft", ["-m", TRAIN_CLI, "sft", "--config", str(path)])
     return {"checkpoint": str(labelled(run.path("runs", "sft", "final"), "sft"))}
 
 
-def stage_grpo(run: Run, mode: str, start: str) -> dict[str, Any]:
-    name = "grpo-base" if start == "base" else f"grpo-{mode}"
-    model = base_model(run) if start == "base" else (run.done("sft") or {})["checkpoint"]
-    config = dict(run.profile.grpo.run)
-    if "base" in config:  # relative to the profile file, as the run file's own base: is
-        config["base"] = str((run.profile_file.parent / str(config["base"])).resolve())
-    config["model"] = model
-    config["rollout"] = {**config.get("rollout", {}), "pack": str(run.path("packs", "train"))}
-    config["reward"] = {**config.get("reward", {}), "mode": mode}
-    config["training"] = {**config.get("training", {}), "output_dir": str(run.path("runs", name))}
-    path = write_config(run, name, config)
-    child(run, name, ["-m", TRAIN_CLI, "grpo", "--config", str(path)])
-    folder = labelled(last_checkpoint(run.path("runs", name)), "grpo", mode)
-    return {"checkpoint": str(folder), "start": start, "reward_mode": mode}
+def stage_grpo(run: Run, arm: GRPOArm) -> dict[str, Any]:
+    model = base_model(run) if arm.start == "base" else (run.done("sft") or {})["checkpoint"]
+    spec = run.profile.grpo.run
+    config = spec.model_copy(
+        update={
+            "model": model,
+            "rollout": spec.rollout.model_copy(update={"pack": str(run.path("packs", "train"))}),
+            "reward": spec.reward.model_copy(update={"mode": arm.mode}),
+            "training": {**spec.training, "output_dir": str(run.path("runs", arm.stage))},
+        }
+    )
+    path = write_config(run, arm.stage, config.model_dump(mode="json", exclude_none=True))
+    child(run, arm.stage, ["-m", TRAIN_CLI, "grpo", "--config", str(path)])
+    folder = labelled(last_checkpoint(run.path("runs", arm.stage)), "grpo", arm.mode)
+    return {"checkpoint": str(folder), "start": arm.start, "reward_mode": arm.mode}
 
 
 def eval_files(paths: list[Path]) -> list[str]:
@@ -291,12 +279,12 @@ def last_checkpoint(folder: Path) -> Path:
 def labelled(folder: Path, kind: str, reward_mode: str | None = None) -> Path:
     """The checkpoint, checked to say what it is: any tool must tell base/SFT/GRPO apart."""
     try:
-        info = json.loads((folder / CHECKPOINT_FILE).read_text(encoding="utf-8"))
+        info = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        raise SandmleError(f"{folder}: no readable {CHECKPOINT_FILE}") from None
+        raise SandmleError(f"{folder}: no readable {METADATA_FILE}") from None
     if info.get("kind") != kind or info.get("step") is None:
         raise SandmleError(
-            f"{folder}: {CHECKPOINT_FILE} says kind {info.get('kind')!r}, not {kind}"
+            f"{folder}: {METADATA_FILE} says kind {info.get('kind')!r}, not {kind}"
         )
     if reward_mode is not None and info.get("reward_mode") != reward_mode:
         raise SandmleError(f"{folder}: reward_mode {info.get('reward_mode')!r}, not {reward_mode}")
@@ -343,11 +331,8 @@ def reason(text: str) -> str:
 def roles(run: Run) -> dict[str, str]:
     """Role → model folder or id, in the report's order."""
     out = {"base": base_model(run), "SFT": (run.done("sft") or {})["checkpoint"]}
-    out["GRPO"] = (run.done("grpo-dense") or {})["checkpoint"]
-    if run.profile.grpo.sparse:
-        out["GRPO-sparse"] = (run.done("grpo-sparse") or {})["checkpoint"]
-    if run.profile.grpo.from_base:
-        out["GRPO-from-base"] = (run.done("grpo-base") or {})["checkpoint"]
+    for arm in run.profile.grpo.arms():
+        out[arm.role] = (run.done(arm.stage) or {})["checkpoint"]
     return out
 
 
@@ -361,9 +346,10 @@ def benchmark_entries(run: Run) -> list[BenchmarkEntry]:
     data = {"heldout": {"pack": str(run.path("packs", "heldout"))},
             "replicas": {"data_dir": str(run.path("replicas"))} | picked,
             "dojo": {"data_dir": str(run.path("replicas", "mle-dojo"))}}  # fmt: skip
+    episode = run.profile.episode.task_args()
     return [
-        BenchmarkEntry(task=TASK_OF[name], args={**data[name], **run.profile.eval.task_args})
-        for name in run.profile.eval.benchmarks
+        BenchmarkEntry(name=alias, task=benchmark(alias).task, args={**data[alias], **episode})
+        for alias in run.profile.eval.benchmarks
     ]
 
 
@@ -372,8 +358,7 @@ def eval_study(run: Run) -> StudyConfig:
 
     spec = run.profile.eval
     model_args: dict[str, Any] = dict(spec.model_args)
-    if spec.generate:
-        model_args["config"] = GenerateConfig(**spec.generate)
+    model_args["config"] = GenerateConfig(**run.profile.episode.generate_args(), **spec.generate)
     return StudyConfig(
         name=f"{run.profile.name}-eval",
         log_dir=str(run.path("eval")),
@@ -381,18 +366,12 @@ def eval_study(run: Run) -> StudyConfig:
             ModelEntry(model=model_name(run, m), model_args=model_args) for m in roles(run).values()
         ],  # fmt: skip
         scaffolds=[
-            ScaffoldEntry(
-                solver=s["solver"],
-                args=s.get("args", {}),
-                epochs=s.get("epochs"),
-                benchmarks=[TASK_OF[b] for b in s["benchmarks"]] if s.get("benchmarks") else None,
-            )
-            for s in spec.scaffolds
+            spec.scaffolds[0].model_copy(update={"args": run.profile.episode.solver_args}),
+            *spec.scaffolds[1:],
         ],
         benchmarks=benchmark_entries(run),
         epochs=spec.epochs,
         limit=spec.limit,
-        sandbox=run.profile.sandbox,
         max_samples=spec.max_samples,
         max_tasks=spec.max_tasks,
     )
@@ -402,9 +381,9 @@ def write_manifest(run: Run) -> Path:
     manifest = {
         "profile": run.profile.name,
         "roles": {role: model_name(run, m) for role, m in roles(run).items()},
-        "trained_scaffold": run.profile.eval.scaffolds[0]["solver"],
-        "scaffolds": [s["solver"] for s in run.profile.eval.scaffolds],
-        "benchmarks": {BENCH_NAME[b]: b for b in run.profile.eval.benchmarks},
+        "trained_scaffold": run.profile.episode.solver,
+        "scaffolds": [s.solver for s in run.profile.eval.scaffolds],
+        "benchmarks": {benchmark(b).log_name: b for b in run.profile.eval.benchmarks},
         "packs": run.done("packs"),
         "runs": {
             name: str(run.path("runs", name))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sandmle.study.config import StudyConfig
+from sandmle.specs.study import StudyConfig
 from sandmle.study.evaluate import build_solver, build_task
 
 if TYPE_CHECKING:

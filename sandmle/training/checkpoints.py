@@ -2,7 +2,7 @@
 
 ``inspect eval --model hf/<dir>`` or ``vllm/<dir>`` loads one as is (weights, tokenizer with
 its chat template, generation config); the leaderboard reads the step, run and reward from the
-metadata file (its schema is ``sandmle.training.checkpoint_info.CheckpointInfo``).
+metadata file (its schema is ``sandmle.specs.checkpoint.CheckpointInfo``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from sandmle.training.checkpoint_info import METADATA_FILE, CheckpointInfo
+from sandmle.specs.checkpoint import METADATA_FILE, CheckpointInfo
 
 CHECKPOINT_PREFIX = "checkpoint"
 

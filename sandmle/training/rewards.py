@@ -19,44 +19,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from sandmle.specs.training import DEFAULT_REASONING_TAG, RewardSettings
 
 RewardFunc = Callable[..., list[float]]
 DroppingRewardFunc = Callable[..., list[float | None]]
 """A reward function that returns ``None`` for a dropped episode (TRL's own reward type)."""
 _T = TypeVar("_T")
 TIER_FLAGS = ("gold_medal", "silver_medal", "bronze_medal", "above_median")
-DEFAULT_REASONING_TAG = "think"
-
-
-class RewardSettings(BaseModel):
-    """Which reward, and its weights and tier values (YAML ``reward:``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    mode: Literal["dense", "sparse"] = "dense"
-    """``dense``: valid + tier + format; ``sparse``: format + gold (the ablation)."""
-    valid_weight: float = 0.2
-    """Dense: reward for a valid submission."""
-    tiers: dict[str, float] = Field(
-        default_factory=lambda: {
-            "gold_medal": 0.7,
-            "silver_medal": 0.6,
-            "bronze_medal": 0.5,
-            "above_median": 0.1,
-        }
-    )
-    """Dense: reward of the highest tier reached, keyed by scorer flag."""
-    format_weight: float = 0.1
-    """Dense: weight of the share of turns with a well-formed reasoning block."""
-    sparse_format_weight: float = 0.1
-    """Sparse: weight of the format share."""
-    sparse_gold_weight: float = 0.9
-    """Sparse: reward for a gold medal."""
-    reasoning_tag: str = Field(default=DEFAULT_REASONING_TAG, pattern=r"^[A-Za-z_][\w-]*$")
-    """The reasoning block's tag: ``think`` (Qwen3, DeepSeek-R1) or the family's own."""
 
 
 def reasoning_well_formed(text: str, tag: str = DEFAULT_REASONING_TAG) -> bool:

@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from inspect_ai import Task, task_with
 from inspect_ai import eval as inspect_eval
@@ -22,12 +22,12 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig, Model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
-from pydantic import BaseModel, ConfigDict, Field
 
 from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.errors import SandmleError
-from sandmle.harness.task import SandboxType
 from sandmle.scaffolds import react
+from sandmle.specs.episode import EpisodeSpec
+from sandmle.specs.training import RolloutSettings
 from sandmle.training.policy_api import EPISODE_KEY, Episode, PolicyAPI, PolicySession
 
 SCORER = "medal_scorer"
@@ -35,56 +35,6 @@ TRAINABLE_SOLVERS: dict[str, Callable[..., Solver]] = {"react": react}
 """Scaffolds whose episode is one conversation: what ``sandmle/<name>`` runs in evaluation."""
 TREE_SOLVERS = ("aide", "aira_greedy", "aira_mcts", "aira_evo")
 """Scaffolds whose episode is many independent model calls (a search tree): not trainable here."""
-
-
-class RolloutSettings(BaseModel):
-    """How episodes run (YAML ``rollout:``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    solver: str = "react"
-    """The scaffold episodes run in, as ``inspect eval --solver sandmle/<solver>`` runs it."""
-    solver_args: dict[str, Any] = Field(default_factory=dict)
-    """The solver's ``-S`` arguments; ``command_timeout`` and ``score_feedback`` default to the
-    settings below when the solver takes them."""
-    pack: str | None = None
-    """Pack folder; the built-in pack when omitted."""
-    tasks: list[str] | None = None
-    """Task ids to train on; every task of the pack when omitted."""
-    sandbox: SandboxType = "bwrap"
-    """Sandbox per episode, as in evaluation."""
-    parallel_sandboxes: int = Field(default=8, ge=1)
-    """Episodes (hence sandboxes) running at once, per process."""
-    max_turns: int = Field(default=30, ge=1)
-    """Policy turns per episode."""
-    time_limit: int = Field(default=1800, ge=1)
-    """Wall-clock seconds per episode."""
-    command_timeout: int = Field(default=120, ge=1)
-    """Seconds per bash/python call."""
-    memory_mb: int = 8192
-    """Memory cap per sandbox process."""
-    warm_python: bool = True
-    """A warm interpreter per sandbox, so the policy's ``python`` runs skip the ML imports
-    (as in evaluation); false runs every ``python`` cold."""
-    toolkit: bool = False
-    """The task toolkit (``-T toolkit=true``): ``automl.py`` in the work dir, named in the
-    prompt; evaluate with the same argument, or the prompts differ from training's."""
-    generation_threads: int | None = Field(default=1, ge=1)
-    """Intra-op torch threads while the in-process engine (no vLLM) generates; null keeps
-    torch's setting (the optimizer step always keeps it)."""
-    max_turn_tokens: int = Field(default=2048, ge=1)
-    """Tokens the policy may sample per turn."""
-    max_episode_tokens: int = Field(default=32768, ge=16)
-    """Prompt plus every turn; the episode ends when it is reached."""
-    score_feedback: bool = False
-    """``validate_submission`` also tells the private test score: an oracle evaluation never
-    has, so the shipped configs leave it off (an ablation switch only)."""
-    on_backend_error: Literal["fail", "drop"] = "fail"
-    """An episode whose generation backend or sandbox failed: ``fail`` stops the step with the
-    error; ``drop`` leaves it out of its group (no reward, no loss), counted as ``rollout/dropped``.
-    Never scored as 0."""
-    log_dir: str | None = None
-    """Where episode logs go; ``<output_dir>/rollouts`` when omitted."""
 
 
 @dataclass
@@ -111,14 +61,14 @@ def episode_setup() -> Solver:
     return solve
 
 
-def training_agent(settings: RolloutSettings) -> Solver:
-    """The evaluation scaffold ``settings.solver`` with its arguments (``-S`` in ``inspect eval``).
+def training_agent(episode: EpisodeSpec) -> Solver:
+    """The evaluation scaffold ``episode.solver`` with its arguments (``-S`` in ``inspect eval``).
 
     Tree scaffolds are refused: their model calls are independent conversations (drafts,
     debugs, improvements of different nodes), so there is no one token sequence per episode
     for trajectory-wise GRPO; train in ``react`` and evaluate transfer to them.
     """
-    name = settings.solver.removeprefix("sandmle/")
+    name = episode.scaffold
     if name in TREE_SOLVERS:
         raise SandmleError(
             f"rollout.solver {name}: a tree scaffold makes many independent model calls per "
@@ -128,30 +78,17 @@ def training_agent(settings: RolloutSettings) -> Solver:
     factory = TRAINABLE_SOLVERS.get(name)
     if factory is None:
         known = ", ".join(TRAINABLE_SOLVERS)
-        raise SandmleError(f"rollout.solver {settings.solver!r}: unknown (trainable: {known})")
-    taken = inspect.signature(factory).parameters
-    defaults = {"command_timeout": settings.command_timeout}
-    defaults["score_feedback"] = settings.score_feedback
-    args = {k: v for k, v in defaults.items() if k in taken} | settings.solver_args
-    unknown = sorted(set(args) - set(taken))
+        raise SandmleError(f"rollout.solver {episode.solver!r}: unknown (trainable: {known})")
+    unknown = sorted(set(episode.solver_args) - set(inspect.signature(factory).parameters))
     if unknown:
         raise SandmleError(f"rollout.solver_args: {name} takes no {', '.join(unknown)}")
-    return factory(**args)
+    return factory(**episode.solver_args)
 
 
 def training_task(settings: RolloutSettings, task_ids: list[str]) -> Task:
-    """The synthetic task with one sample per rollout (``<task>#<index>``)."""
-    base = synthetic(
-        pack=settings.pack,
-        tasks=sorted(set(task_ids)),
-        sandbox=settings.sandbox,
-        time_limit=settings.time_limit,
-        message_limit=2 * settings.max_turns + 2,  # system + task, then action + observation
-        command_timeout=settings.command_timeout,
-        memory_mb=settings.memory_mb,
-        warm_python=settings.warm_python,
-        toolkit=settings.toolkit,
-    )
+    """The synthetic task with one sample per rollout (``<task>#<index>``): the episode's task,
+    built from its ``-T`` arguments as ``inspect eval`` builds it."""
+    base = synthetic(pack=settings.pack, tasks=sorted(set(task_ids)), **settings.task_args())
     by_id = {str(s.id): s for s in base.dataset}
     samples = [by_id[t].model_copy(update={"id": f"{t}#{i}"}) for i, t in enumerate(task_ids)]
     return task_with(

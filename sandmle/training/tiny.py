@@ -16,8 +16,6 @@ from sandmle.harness.chat_template import HERMES_TEMPLATE
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
 
-TINY_MODEL = "tiny"
-"""The ``model:`` value that means "build the tiny model" (into ``<output_dir>/tiny-model``)."""
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MARKUP_TOKENS = ["<think>", "</think>", "<tool_call>", "</tool_call>"]
 """Single tokens that stay in decoded text (not special), as in Qwen3's vocabulary: Inspect's

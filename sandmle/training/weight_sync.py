@@ -28,39 +28,15 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from sandmle.errors import SandmleError
+from sandmle.specs.training import GenerationServer
 from sandmle.training.generators import Request, Sample, cut
 
 PROBE_PROMPT = "The quick brown fox jumps over the lazy dog. " * 4
 """A fixed prompt whose per-token logprobs are read after every sync: they move iff the
 server's weights did (logged as ``weight_sync/probe_change``)."""
-
-
-class GenerationServer(BaseModel):
-    """A running vLLM OpenAI-compatible server to sample from (YAML ``generation_server:``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    url: str = "http://127.0.0.1:8000"
-    """The server's address (without ``/v1``)."""
-    weight_sync: Literal["reload"] = "reload"
-    """How new weights reach it: ``reload`` saves them to ``sync_dir`` and has the server
-    reload that folder in place."""
-    sync_dir: str | None = None
-    """A folder the server can read; ``<output_dir>/weight-sync`` when omitted."""
-    worker_extension: bool = False
-    """The server runs ``--worker-extension-cls sandmle.vllm_worker.WeightReload`` (needed on
-    vLLM's CPU build for models with tied embeddings, see ``sandmle.vllm_worker``)."""
-    probe_tolerance: float = Field(default=0.01, ge=0)
-    """After a push, the server's mean per-token logprob of a fixed prompt may differ from the
-    trainer's by at most twice the gap right after the first push (the dtype's noise) plus
-    this; more fails the step: the server is not sampling from the trained weights."""
-    timeout_s: float = Field(default=900.0, gt=0)
-    """Seconds per HTTP call (a generation batch on CPU can take minutes)."""
 
 
 def refuse_cpu_vllm(config: Any) -> None:

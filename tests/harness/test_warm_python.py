@@ -690,9 +690,10 @@ def test_server_starts_at_the_first_python_exec(tmp_path: Path) -> None:
 
 
 def test_demo_and_training_rollouts_have_a_warm_python_switch(plant_dir: Path) -> None:
+    from sandmle.specs.training import RolloutSettings
     from sandmle.study.demo import demo_study
     from sandmle.study.runner import study_tasks
-    from sandmle.training.rollouts import RolloutSettings, training_task
+    from sandmle.training.rollouts import training_task
 
     def demo_warm(**switch: bool) -> set[bool]:
         study = demo_study(plant_dir.parent, Path("unused"), tasks=[plant_dir.name], **switch)
@@ -701,7 +702,7 @@ def test_demo_and_training_rollouts_have_a_warm_python_switch(plant_dir: Path) -
     assert demo_warm() == {True} and demo_warm(warm_python=False) == {False}
 
     def rollout_warm(**switch: bool) -> bool:
-        settings = RolloutSettings(pack=str(plant_dir.parent), **switch)
+        settings = RolloutSettings(pack=str(plant_dir.parent), limits=dict(switch))
         task = training_task(settings, [plant_dir.name])
         return task.dataset[0].sandbox.config.warm_python.enabled
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from sandmle.harness.scorer import FLAGS
-from sandmle.study.config import StudyConfig
+from sandmle.specs.study import StudyConfig
 from sandmle.study.demo import (
     SCAFFOLDS,
     demo_study,

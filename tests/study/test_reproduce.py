@@ -10,9 +10,8 @@ import pytest
 import yaml
 
 from sandmle.errors import SandmleError
-from sandmle.harness.task import TaskLimits
+from sandmle.specs.profile import PROFILE_DIR, GRPOArm, load_profile
 from sandmle.study import reproduce
-from sandmle.study.profiles import PROFILE_DIR, load_profile
 
 SHIPPED = ("toy", "cpu-micro", "gpu-1", "paper")
 
@@ -21,17 +20,17 @@ SHIPPED = ("toy", "cpu-micro", "gpu-1", "paper")
 def test_shipped_profiles_validate(name: str) -> None:
     profile, path = load_profile(name)
     assert path == PROFILE_DIR / f"{name}.yaml" and profile.name == name
-    assert profile.eval.scaffolds[0]["solver"] == profile.trained_scaffold == "react"
+    assert profile.eval.scaffolds[0].solver == profile.trained_scaffold == "react"
     assert profile.packs.train.seed != profile.packs.heldout.seed
-    base = profile.grpo.run.get("base")
-    assert base is None or (path.parent / base).is_file()
+    # the rollouts run the profile's episode, whatever the run file's base chain said
+    assert profile.grpo.run.rollout.episode().model_dump() == profile.episode.model_dump()
 
 
 def test_every_scaffold_and_benchmark_in_the_larger_profiles() -> None:
     solvers = {"react", "aide", "aira_greedy", "aira_mcts", "aira_evo", "dojo"}
     for name in SHIPPED:
         profile, _ = load_profile(name)
-        assert {s["solver"] for s in profile.eval.scaffolds} == solvers, name
+        assert {s.solver for s in profile.eval.scaffolds} == solvers, name
         assert set(profile.eval.benchmarks) == {"heldout", "replicas", "dojo"}, name
 
 
@@ -51,19 +50,35 @@ def test_unknown_key_is_a_one_line_error(tmp_path: Path) -> None:
     assert "sft.kep" in str(err.value) and "\n" not in str(err.value)
 
 
-def test_the_toolkit_is_on_everywhere_or_nowhere(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("part", "change", "word"),
+    [
+        # one turn budget: a message limit beside max_turns cannot be written
+        ("episode", {"limits": {"message_limit": 10}}, "episode.limits: message_limit is the turn"),
+        # the rollouts' episode is the profile's: restating a field of it is refused
+        ("grpo", {"run": {"rollout": {"max_turns": 3}}}, "grpo.run.rollout.max_turns: the episode"),
+        (
+            "grpo",
+            {"run": {"rollout": {"limits": {"toolkit": True}}}},
+            "rollout.limits: the episode",
+        ),
+        # the eval and the teacher take the episode's task limits and sampling
+        ("eval", {"task_args": {"toolkit": True}}, "eval.task_args: Extra inputs"),
+        ("eval", {"generate": {"max_tokens": 8}}, "max_tokens: the episode's sampling"),
+        ("teacher", {"task_args": {"message_limit": 4}}, "teacher.task_args: Extra inputs"),
+        ("teacher", {"episode": {"max_turns": 4}}, "teacher: Value error, episode: set by the"),
+    ],
+)
+def test_one_episode_is_written_once(
+    tmp_path: Path, part: str, change: dict[str, Any], word: str
+) -> None:
     data = yaml.safe_load((PROFILE_DIR / "toy.yaml").read_text())
-    data["grpo"]["run"]["rollout"]["toolkit"] = True
-    data["teacher"]["task_args"] = {"toolkit": True}
-    with pytest.raises(SandmleError) as err:  # the eval would see other prompts than GRPO
-        load_profile(_profile_file(tmp_path, grpo=data["grpo"], teacher=data["teacher"]))
-    assert "eval.task_args.toolkit must equal grpo.run.rollout.toolkit (True)" in str(err.value)
-    data["eval"]["task_args"]["toolkit"] = True
-    with pytest.raises(SandmleError) as err:  # the teacher would go on past the eval's limit
-        load_profile(_profile_file(tmp_path, **data))
-    assert "teacher.task_args must equal eval.task_args" in str(err.value)
-    data["teacher"]["task_args"] = dict(data["eval"]["task_args"])
-    load_profile(_profile_file(tmp_path, **data))
+    merged = {**data[part], **change} if part != "grpo" else data[part]
+    if part == "grpo":
+        merged["run"]["rollout"] = {**merged["run"]["rollout"], **change["run"]["rollout"]}
+    with pytest.raises(SandmleError) as err:
+        load_profile(_profile_file(tmp_path, **{part: merged}))
+    assert word.replace("Value error, ", "") in str(err.value) and "\n" not in str(err.value)
 
 
 def test_unknown_profile_names_the_shipped_ones() -> None:
@@ -77,8 +92,8 @@ def stubbed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
 
     def stage(name: str, outcome: dict[str, Any]):
-        def run(run: reproduce.Run, *args: str) -> dict[str, Any]:
-            calls.append(name if not args else f"{name}-{args[0]}-{args[1]}")
+        def run(run: reproduce.Run, *args: GRPOArm) -> dict[str, Any]:
+            calls.append(name if not args else f"{name}-{args[0].mode}-{args[0].start}")
             return dict(outcome)
 
         return run
@@ -135,13 +150,13 @@ def test_grpo_runs_differ_only_in_reward_mode(
         (folder / "sandmle_checkpoint.json").write_text(json.dumps(info))
 
     monkeypatch.setattr(reproduce, "child", fake_child)
-    dense = reproduce.stage_grpo(run, "dense", "sft")
-    sparse = reproduce.stage_grpo(run, "sparse", "sft")
+    dense = reproduce.stage_grpo(run, GRPOArm("dense", "sft"))
+    sparse = reproduce.stage_grpo(run, GRPOArm("sparse", "sft"))
     assert dense["checkpoint"].endswith("grpo-dense/checkpoint-2")
     assert sparse["reward_mode"] == "sparse"
     a, b = written
     assert a["model"] == b["model"] == str(tmp_path / "sft")
-    assert Path(a["base"]).is_file() and a["rollout"]["pack"] == str(tmp_path / "packs" / "train")
+    assert a["rollout"]["pack"] == str(tmp_path / "packs" / "train")
     a["reward"].pop("mode"), b["reward"].pop("mode")
     a["training"].pop("output_dir"), b["training"].pop("output_dir")
     assert a == b
@@ -163,27 +178,43 @@ def test_a_failed_child_names_its_error_line() -> None:
     assert reproduce.reason("step 1\nerror: no episodes passed keep='valid'\n").startswith("error:")
 
 
-@pytest.mark.parametrize("name", ("toy", "cpu-micro", "gpu-1"))
-def test_the_trained_scaffold_is_evaluated_with_the_training_episodes_budget(name: str) -> None:
-    """Under the trained scaffold, an eval sample is a training episode: the same turn budget,
-    temperature and number of turns (``rollouts.training_task``: 2 messages a turn, plus 2)."""
+@pytest.mark.parametrize("name", SHIPPED)
+def test_teacher_rollouts_and_eval_run_one_episode(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run file GRPO reads back, the teacher's cells and the eval's trained-scaffold cells
+    hold the same task limits, turn budget, scaffold and sampling (the profile's episode)."""
+    from sandmle.specs.files import load_file
+    from sandmle.specs.training import GRPORunFile
+
     profile, path = load_profile(name)
-    run = yaml.safe_load((path.parent / profile.grpo.run["base"]).read_text())
-    for part in ("rollout", "training"):
-        run[part] = {**run.get(part, {}), **profile.grpo.run.get(part, {})}
-    generate = profile.eval.generate
-    assert generate.get("max_tokens") == run["rollout"]["max_turn_tokens"], name
-    assert (
-        generate.get("temperature", run["training"]["temperature"])
-        == (run["training"]["temperature"])
-    ), name
-    limit = profile.eval.task_args.get("message_limit")
-    assert limit is None or limit == 2 * run["rollout"]["max_turns"] + 2, name
-    if run["rollout"].get("toolkit"):  # its commands run models: a shorter clock in training
-        # would zero the reward of the slower, better levels that the eval lets finish
-        limits = TaskLimits.from_args(profile.eval.task_args)
-        for field in ("command_timeout", "memory_mb", "time_limit"):
-            assert run["rollout"][field] == getattr(limits, field), (name, field)
+    run = reproduce.Run(profile, path, tmp_path, reproduce.Console())
+    for stage in ("sft", *(arm.stage for arm in profile.grpo.arms())):
+        run.finish(stage, {"checkpoint": str(tmp_path / stage)})
+    written: list[Path] = []
+    monkeypatch.setattr(reproduce, "child", lambda run, stage, args: written.append(Path(args[-1])))
+    monkeypatch.setattr(reproduce, "labelled", lambda folder, *a: folder)
+    monkeypatch.setattr(reproduce, "last_checkpoint", lambda folder: folder)
+    reproduce.stage_grpo(run, GRPOArm("dense", "sft"))
+    rollout = load_file(GRPORunFile, written[-1]).rollout
+    data_args = {"pack", "data_dir", "competitions"}
+    study = reproduce.eval_study(run)
+    trained = [(b, s) for b, s in study.cells() if s.solver == rollout.solver]
+    assert trained and all(s.args == rollout.solver_args for _, s in trained)
+    for bench, _ in trained:
+        args = {k: v for k, v in bench.args.items() if k not in data_args}
+        assert args == rollout.task_args(), (name, bench.key)
+    config = study.models[0].model_args["config"]
+    assert (config.max_tokens, config.temperature) == (
+        rollout.max_turn_tokens,
+        rollout.temperature,
+    )
+    teacher_study: list[Any] = []
+    monkeypatch.setattr(reproduce, "run_study", lambda s, **kw: teacher_study.append(s) or True)
+    reproduce.stage_teacher(run)
+    (bench,) = teacher_study[0].benchmarks
+    assert {k: v for k, v in bench.args.items() if k != "pack"} == rollout.task_args()
+    assert teacher_study[0].scaffolds[0].solver == rollout.solver
 
 
 def test_cpu_micro_evaluates_the_trained_scaffold_twice(tmp_path: Path) -> None:
@@ -209,19 +240,20 @@ def test_cpu_micro_runs_the_transfer_scaffolds_on_the_held_out_pack(tmp_path: Pa
     for stage in ("sft", "grpo-dense", "grpo-sparse"):
         run.finish(stage, {"checkpoint": str(tmp_path / stage)})
     study = reproduce.eval_study(run)
-    on_heldout = {s.solver for b, s in study.cells() if b.task == reproduce.TASK_OF["heldout"]}
+    on_heldout = {s.solver for b, s in study.cells() if b.key == "heldout"}
     assert on_heldout == {"react", "aide", "aira_greedy"}
-    on_replicas = {s.solver for b, s in study.cells() if b.task == reproduce.TASK_OF["replicas"]}
+    on_replicas = {s.solver for b, s in study.cells() if b.key == "replicas"}
     assert len(on_replicas) == 6 and len(study.cells()) == 3 + 6 + 6
 
 
 def test_a_bad_scaffold_entry_is_refused_before_any_stage(tmp_path: Path) -> None:
     data = yaml.safe_load((PROFILE_DIR / "toy.yaml").read_text())
     for bad, word in (
-        ({"solver": "react", "epochs": 0}, "epochs"),
-        ({"solver": "react", "x": 1}, "x"),
+        ({"solver": "react", "epochs": 0}, "eval.scaffolds.0.epochs"),
+        ({"solver": "react", "x": 1}, "eval.scaffolds.0.x"),
         ({"solver": "react", "benchmarks": ["heldot"]}, r"benchmarks \['heldot'\] are not"),
+        ({"solver": "aide"}, r"scaffolds\[0\] \(aide\) must be the episode's"),
     ):
         data["eval"]["scaffolds"] = [bad]
-        with pytest.raises(SandmleError, match=f"scaffold entry .*{word}"):
+        with pytest.raises(SandmleError, match=word):
             load_profile(_profile_file(tmp_path, eval=data["eval"]))

@@ -12,8 +12,8 @@ import pytest
 
 from sandmle.leaderboard import reproduce_view as view
 from sandmle.leaderboard.logs import load_logs
-from sandmle.study.profiles import load_profile
-from sandmle.training.checkpoint_info import checkpoint_info, checkpoint_label
+from sandmle.specs.checkpoint import checkpoint_info, checkpoint_label
+from sandmle.specs.profile import load_profile
 
 pytestmark = pytest.mark.slow
 

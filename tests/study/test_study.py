@@ -14,7 +14,7 @@ import yaml
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from sandmle.errors import SandmleError
-from sandmle.study.config import load_study
+from sandmle.specs.study import load_study
 
 from ..conftest import FIXTURES
 
@@ -116,8 +116,8 @@ def test_a_scaffold_runs_only_on_the_benchmarks_it_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A slow search scaffold can be kept to the small benchmarks (cpu-micro: the replicas)."""
+    from sandmle.specs.study import StudyConfig
     from sandmle.study import runner
-    from sandmle.study.config import StudyConfig
     from sandmle.study.runner import study_tasks
 
     pack = str(_pack(tmp_path / "pack"))
@@ -153,11 +153,11 @@ def test_a_scaffold_runs_only_on_the_benchmarks_it_names(
 
 
 def test_cpu_reference_study_config_runs(tmp_path: Path) -> None:
-    from sandmle.study.config import load_study
+    from sandmle.specs.study import load_study
     from sandmle.study.report import write_report
     from sandmle.study.runner import run_study
 
-    study = load_study(Path(__file__).parents[2] / "configs/study/cpu-reference.yaml")
+    study = load_study(Path(__file__).parents[2] / "sandmle/configs/study/cpu-reference.yaml")
     study = study.model_copy(update={"log_dir": str(tmp_path / "logs")})
     assert run_study(study, display="none")
     logs = [read_eval_log(i.name) for i in list_eval_logs(str(tmp_path / "logs"))]
@@ -168,7 +168,7 @@ def test_cpu_reference_study_config_runs(tmp_path: Path) -> None:
 
 
 def test_paper_study_config_is_valid() -> None:
-    study = load_study(Path(__file__).parents[2] / "configs/study/paper.yaml")
+    study = load_study(Path(__file__).parents[2] / "sandmle/configs/study/paper.yaml")
     assert {s.solver for s in study.scaffolds} == {
         "react",
         "aide",
@@ -182,7 +182,7 @@ def test_paper_study_config_is_valid() -> None:
 def test_a_scaffold_runs_its_own_epochs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A scaffold's ``epochs`` overrides the study's for its cells only (reproduce profiles give
     the trained scaffold two, so its paired test has power, and the other scaffolds one)."""
-    from sandmle.study.config import ScaffoldEntry
+    from sandmle.specs.study import ScaffoldEntry
     from sandmle.study.runner import run_study, study_tasks
 
     study = load_study(_study(tmp_path, _pack(tmp_path / "pack"), "epochs"))

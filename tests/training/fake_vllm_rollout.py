@@ -19,9 +19,9 @@ from types import SimpleNamespace
 from accelerate import Accelerator
 from transformers import AutoTokenizer
 
+from sandmle.specs.training import RewardSettings, RolloutSettings
 from sandmle.training.grpo import close_processes, rollout_function
-from sandmle.training.rewards import RewardSettings, total_reward
-from sandmle.training.rollouts import RolloutSettings
+from sandmle.training.rewards import total_reward
 
 COPY = "cp /home/data/sample_submission.csv /home/submission/submission.csv"
 
@@ -82,7 +82,9 @@ def main(model_dir: str, pack: str, out: str) -> None:
     server = ScriptedServer(tokenizer) if accelerator.is_main_process else None
     trainer = stand_in_trainer(accelerator, tokenizer, server)
     prompts = ["plant-watering", "plant-watering"] if rank == 0 else ["bike-rentals"] * 2
-    settings = RolloutSettings(pack=pack, max_turns=5, command_timeout=30, time_limit=120)
+    settings = RolloutSettings(
+        pack=pack, max_turns=5, limits={"command_timeout": 30, "time_limit": 120}
+    )
     report: dict = {"rank": rank, "has_client": server is not None}
 
     batch = rollout_function(settings, Path(out) / "ok")(prompts, trainer)

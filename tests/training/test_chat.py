@@ -12,6 +12,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from sandmle.errors import SandmleError
+from sandmle.specs.training import RolloutSettings
 from sandmle.training.chat import (
     chat_dicts,
     history_rewrites,
@@ -22,7 +23,7 @@ from sandmle.training.chat import (
     use_training_template,
 )
 from sandmle.training.policy_api import PolicySession
-from sandmle.training.rollouts import RolloutSettings, run_episodes
+from sandmle.training.rollouts import run_episodes
 from tests.training.conftest import ScriptedGenerator, model_conversation
 
 
@@ -90,7 +91,9 @@ def qwen3_tokenizer(tiny_model: Path):
 
 def episode(tokenizer, turns: list[str], pack: Path, logs: Path):
     session = PolicySession(ScriptedGenerator(tokenizer, turns), tokenizer, TURN_TOKENS, 8192)
-    settings = RolloutSettings(pack=str(pack), max_turns=6, command_timeout=30, time_limit=120)
+    settings = RolloutSettings(
+        pack=str(pack), max_turns=6, limits={"command_timeout": 30, "time_limit": 120}
+    )
     (result,) = run_episodes(["plant-watering"], session, settings, logs)
     (log_file,) = logs.glob("*.eval")
     return result, read_eval_log(str(log_file), resolve_attachments=True).samples[0]

@@ -11,10 +11,11 @@ import yaml
 
 pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
 
-from sandmle.training.grpo import load_grpo_config, read_run_file
+from sandmle.specs.files import read_chain
+from sandmle.training.grpo import load_grpo_config
 
 ROOT = Path(__file__).resolve().parents[2]
-TRAIN = ROOT / "configs" / "train"
+TRAIN = ROOT / "sandmle" / "configs" / "train"
 GRPO_FILES = sorted(p for p in TRAIN.glob("*.yaml") if not p.name.startswith("sft-"))
 GPU_FILES = [p for p in GRPO_FILES if p.name.startswith("qwen3-")]
 
@@ -39,7 +40,8 @@ def test_run_file_builds_a_grpo_config(path: Path, processes: int, world, tmp_pa
     world(processes)
     config = load_grpo_config(path, output_dir=str(tmp_path))
     assert config.generation_batch_size % config.num_generations == 0
-    assert not config.rollout.score_feedback  # evaluation has no score oracle; training neither
+    # evaluation has no score oracle; training neither
+    assert not config.rollout.solver_args.get("score_feedback", False)
     if (
         config.epsilon_high or config.epsilon
     ) > config.epsilon:  # clip-higher needs the policy to move in between
@@ -72,7 +74,7 @@ def test_overlays_are_small_and_inherit_their_base() -> None:
         assert "base" in data, path.name
         own = sum(len(v) if isinstance(v, dict) else 1 for v in data.values())
         assert own <= 16, f"{path.name}: {own} settings; put shared ones in its base"
-    merged = read_run_file(TRAIN / "qwen3-8b-server.yaml")
+    merged = read_chain(TRAIN / "qwen3-8b-server.yaml")
     assert merged["model"] == "Qwen/Qwen3-8B" and merged["training"]["vllm_mode"] == "server"
     assert merged["training"]["learning_rate"] == 1e-6  # from grpo-paper.yaml
 
@@ -98,7 +100,7 @@ def test_a_base_that_includes_itself_is_an_error(tmp_path: Path) -> None:
 
 def test_readme_training_commands_name_run_files_that_validate(world, tmp_path: Path) -> None:
     readme = (ROOT / "README.md").read_text()
-    named = set(re.findall(r"--config (configs/train/[\w.-]+\.yaml)", readme))
+    named = set(re.findall(r"--config (sandmle/configs/train/[\w.-]+\.yaml)", readme))
     assert named, "the README names no run file"
     world(8)
     for name in sorted(named):

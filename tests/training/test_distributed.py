@@ -27,7 +27,7 @@ def launch(*args: str) -> list[str]:
         port = s.getsockname()[1]
     return [
         sys.executable, "-m", "accelerate.commands.launch",
-        "--config_file", str(ROOT / "configs/accelerate/cpu-2proc.yaml"),
+        "--config_file", str(ROOT / "sandmle/configs/accelerate/cpu-2proc.yaml"),
         "--main_process_port", str(port), *args,
     ]  # fmt: skip
 

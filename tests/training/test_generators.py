@@ -272,8 +272,9 @@ def test_a_time_limit_during_generation_drops_the_episode(
 ) -> None:
     from transformers import AutoTokenizer
 
+    from sandmle.specs.training import RolloutSettings
     from sandmle.training.policy_api import PolicySession
-    from sandmle.training.rollouts import RolloutSettings, failed_episodes, run_episodes
+    from sandmle.training.rollouts import failed_episodes, run_episodes
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
 
@@ -283,7 +284,9 @@ def test_a_time_limit_during_generation_drops_the_episode(
             return [tokenizer.eos_token_id], [0.0]
 
     session = PolicySession(Slow(), tokenizer, 16, 4096)
-    settings = RolloutSettings(pack=str(pack_dir), time_limit=5, on_backend_error="drop")
+    settings = RolloutSettings(
+        pack=str(pack_dir), on_backend_error="drop", limits={"time_limit": 5}
+    )
     (result,) = run_episodes(["plant-watering"], session, settings, tmp_path / "logs")
     assert result.episode.cut_while_generating
     assert result.error is not None and "while the policy was generating" in result.error
@@ -297,8 +300,9 @@ def test_an_episode_names_each_turn_by_seed_episode_and_turn(
 ) -> None:
     from transformers import AutoTokenizer
 
+    from sandmle.specs.training import RolloutSettings
     from sandmle.training.policy_api import PolicySession
-    from sandmle.training.rollouts import RolloutSettings, run_episodes
+    from sandmle.training.rollouts import run_episodes
     from tests.training.conftest import SCRIPT, ScriptedGenerator
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
@@ -310,7 +314,9 @@ def test_an_episode_names_each_turn_by_seed_episode_and_turn(
             return await super().sample(context, max_new_tokens, key)
 
     session = PolicySession(Recording(tokenizer, SCRIPT[1:]), tokenizer, 256, 8192, seed="s-3")
-    settings = RolloutSettings(pack=str(pack_dir), max_turns=4, command_timeout=30, time_limit=120)
+    settings = RolloutSettings(
+        pack=str(pack_dir), max_turns=4, limits={"command_timeout": 30, "time_limit": 120}
+    )
     run_episodes(["plant-watering"] * 2, session, settings, tmp_path / "logs")
     assert sorted(keys) == [f"s-3/plant-watering#{i}/turn-{t}" for i in (0, 1) for t in (0, 1)]
 
@@ -322,9 +328,10 @@ def test_rollouts_repeat_whatever_the_batching(
     batched as they arrive): the same seed gives the same tokens either way."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from sandmle.specs.training import RolloutSettings
     from sandmle.training.generators import TransformersEngine
     from sandmle.training.policy_api import PolicySession
-    from sandmle.training.rollouts import RolloutSettings, run_episodes
+    from sandmle.training.rollouts import run_episodes
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
     model = AutoModelForCausalLM.from_pretrained(tiny_model)
@@ -334,7 +341,7 @@ def test_rollouts_repeat_whatever_the_batching(
         generator = BatchingGenerator(engine, window_s=0.5)  # side by side: turns meet
         session = PolicySession(generator, tokenizer, 12, 4096, seed="seed-7/step-0/rank-0")
         settings = RolloutSettings(
-            pack=str(pack_dir), max_turns=2, time_limit=300, parallel_sandboxes=parallel
+            pack=str(pack_dir), max_turns=2, parallel_sandboxes=parallel, limits={"time_limit": 300}
         )
         results = run_episodes(["plant-watering"] * 2, session, settings, tmp_path / str(parallel))
         generator.close()

@@ -21,7 +21,7 @@ from sandmle.training.grpo import build_trainer, load_grpo_config
 from tests.conftest import FIXTURES
 from tests.training.conftest import SCRIPT, TASKS, ScriptedGenerator
 
-CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "tiny-cpu.yaml"
+CONFIG = Path(__file__).resolve().parents[2] / "sandmle" / "configs" / "train" / "tiny-cpu.yaml"
 
 
 def tiny_config(tiny_model: Path, pack: Path, out: Path, **training):
@@ -84,7 +84,7 @@ def test_checkpoint_is_a_plain_hf_folder_with_metadata(trained) -> None:
     meta = json.loads((folder / "sandmle_checkpoint.json").read_text())
     assert meta["step"] == 2 and meta["kind"] == "grpo" and meta["reward_mode"] == "dense"
 
-    from sandmle.training.checkpoint_info import checkpoint_info, checkpoint_label
+    from sandmle.specs.checkpoint import checkpoint_info, checkpoint_label
 
     assert checkpoint_info(f"hf/{folder}").step == 2
     assert checkpoint_label(checkpoint_info(f"hf/{folder}")) == "GRPO step 2"

@@ -105,10 +105,12 @@ def checkpoint(tiny_model: Path, tokenizer, folder: Path, family: str) -> Path:
 def recorded_episode(tokenizer, turns: list[str], pack: Path, logs: Path):
     from inspect_ai.log import read_eval_log
 
-    from sandmle.training.rollouts import RolloutSettings
+    from sandmle.specs.training import RolloutSettings
 
     session = PolicySession(ScriptedGenerator(tokenizer, turns), tokenizer, 256, 8192)
-    settings = RolloutSettings(pack=str(pack), max_turns=8, command_timeout=30, time_limit=120)
+    settings = RolloutSettings(
+        pack=str(pack), max_turns=8, limits={"command_timeout": 30, "time_limit": 120}
+    )
     (result,) = run_episodes(["plant-watering"], session, settings, logs)
     assert result.error is None, result.error
     (log_file,) = logs.glob("*.eval")

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
+from sandmle.specs.training import RewardSettings, RolloutSettings
 from sandmle.training.chat import chat_dicts, render, tool_schema
 from sandmle.training.policy_api import PolicySession
-from sandmle.training.rewards import RewardSettings, total_reward
-from sandmle.training.rollouts import RolloutSettings, run_episodes, trl_batch
+from sandmle.training.rewards import total_reward
+from sandmle.training.rollouts import run_episodes, trl_batch
 from tests.training.conftest import SCRIPT, ScriptedGenerator, model_conversation
 
 
@@ -39,7 +40,9 @@ def tokenizer(tiny_model: Path):
 def scripted_episode(tokenizer, pack_dir: Path, tmp_path: Path):
     generator = ScriptedGenerator(tokenizer, SCRIPT)
     session = PolicySession(generator, tokenizer, max_turn_tokens=256, max_episode_tokens=8192)
-    settings = RolloutSettings(pack=str(pack_dir), max_turns=5, command_timeout=30, time_limit=120)
+    settings = RolloutSettings(
+        pack=str(pack_dir), max_turns=5, limits={"command_timeout": 30, "time_limit": 120}
+    )
     (result,) = run_episodes(["plant-watering"], session, settings, tmp_path / "logs")
     (log_file,) = (tmp_path / "logs").glob("*.eval")
     return generator, result, read_eval_log(str(log_file), resolve_attachments=True).samples[0]
@@ -118,7 +121,9 @@ def test_a_text_only_turn_gets_reacts_continue_message(tokenizer, pack_dir, tmp_
 
     generator = ScriptedGenerator(tokenizer, ["<think>hm</think>I will look.", *SCRIPT[1:]])
     session = PolicySession(generator, tokenizer, max_turn_tokens=256, max_episode_tokens=8192)
-    settings = RolloutSettings(pack=str(pack_dir), max_turns=5, command_timeout=30, time_limit=120)
+    settings = RolloutSettings(
+        pack=str(pack_dir), max_turns=5, limits={"command_timeout": 30, "time_limit": 120}
+    )
     (result,) = run_episodes(["plant-watering"], session, settings, tmp_path / "logs")
     assert result.error is None and result.episode.assistant_turns[-1] == SUBMIT
     env = tokenizer.decode(spans(result.episode.completion_ids, result.episode.env_mask, 0)[0])

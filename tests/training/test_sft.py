@@ -70,7 +70,7 @@ def test_one_sft_step_on_a_real_log(tiny_model: Path, pack_dir: Path, tmp_path: 
     assert (folder / "model.safetensors").read_bytes() != (
         tiny_model / "model.safetensors"
     ).read_bytes()
-    from sandmle.training.checkpoint_info import checkpoint_info, checkpoint_label
+    from sandmle.specs.checkpoint import checkpoint_info, checkpoint_label
 
     info = checkpoint_info(f"hf/{folder}")
     assert info.kind == "sft" and info.step == 1 and info.data == str(logs)

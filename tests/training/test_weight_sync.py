@@ -12,11 +12,12 @@ pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[trai
 import httpx
 
 from sandmle.errors import SandmleError
+from sandmle.specs.training import GenerationServer
 from sandmle.training.grpo import build_trainer, load_grpo_config
-from sandmle.training.weight_sync import GenerationServer, ServerClient, ServerEngine
+from sandmle.training.weight_sync import ServerClient, ServerEngine
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY_CPU = ROOT / "configs" / "train" / "tiny-cpu.yaml"
+TINY_CPU = ROOT / "sandmle" / "configs" / "train" / "tiny-cpu.yaml"
 
 
 @pytest.mark.parametrize(
