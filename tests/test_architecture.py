@@ -10,6 +10,7 @@ not break it). ``from pkg import name`` is an edge to ``pkg.name`` when that is 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,3 +157,36 @@ def test_no_module_over_600_lines() -> None:
         and name not in DATA_TABLES
     }
     assert not long, f"modules over {MAX_LINES} lines (split them, or list a data table): {long}"
+
+
+ARCHITECTURE_PAGE = PACKAGE.parent / "docs" / "architecture.md"
+INDEX_HEADING = "## Module index"
+INDEX_ROW = re.compile(r"^\| `(sandmle/[\w/]+\.py)` \|", re.M)
+
+
+def summary(path: Path) -> str:
+    """A module's first docstring sentence, as an index row would start it."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    first = " ".join(doc.split("\n\n")[0].split())
+    return first.split(". ")[0].rstrip(".").replace("|", "\\|")
+
+
+def index_row(path: Path) -> str:
+    return f"| `{path.relative_to(PACKAGE.parent).as_posix()}` | {summary(path)} |"
+
+
+def test_the_architecture_page_indexes_every_module() -> None:
+    """docs/architecture.md's module index names every module of the package, and no other:
+    a new module comes with its line (the message gives rows to paste, from the docstrings)."""
+    text = ARCHITECTURE_PAGE.read_text(encoding="utf-8")
+    assert INDEX_HEADING in text, f"{ARCHITECTURE_PAGE} has no {INDEX_HEADING!r} section"
+    listed = set(INDEX_ROW.findall(text.split(INDEX_HEADING, 1)[1]))
+    on_disk = {
+        p.relative_to(PACKAGE.parent).as_posix(): p
+        for p in PACKAGE.rglob("*.py")
+        if p.name != "__init__.py"
+    }
+    missing = sorted(set(on_disk) - listed)
+    rows = "\n".join(index_row(on_disk[name]) for name in missing)
+    assert not missing, f"modules missing from the module index; add:\n{rows}"
+    assert listed <= set(on_disk), f"the index names no such module: {sorted(listed - set(on_disk))}"

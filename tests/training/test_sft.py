@@ -112,3 +112,51 @@ def test_teacher_reasoning_is_kept_and_trained_with_qwen3s_template(tiny_model: 
     trained = [t for t, m in zip(out["input_ids"], out["assistant_masks"], strict=True) if m]
     text = tokenizer.decode(trained)
     assert "a forest fits this" in text and "Training now." in text and "Solve it" not in text
+
+
+def test_sft_runs_a_toolkit_teacher_from_a_run_file(
+    tiny_model: Path, pack_dir: Path, tmp_path: Path
+) -> None:
+    """``sandmle train sft --config FILE`` with a toolkit teacher: its episodes run the run
+    file's episode spec (the toolkit in the sandbox, named in the prompt, one turn), and SFT
+    learns the ``python automl.py LEVEL`` call from them."""
+    import yaml
+    from inspect_ai.log import read_eval_log
+    from typer.testing import CliRunner
+
+    from sandmle.training.cli import train_app
+
+    run = {
+        "model": str(tiny_model),
+        "keep": "valid",
+        "teacher": {
+            "models": ["sandmle/toolkit"],
+            "pack": str(pack_dir),
+            "tasks": ["plant-watering"],
+            "episode": {"solver": "react", "max_turns": 1, "limits": {"toolkit": True}},
+        },
+        "training": {
+            "output_dir": str(tmp_path / "sft"),
+            "max_steps": 1,
+            "per_device_train_batch_size": 1,
+            "max_length": 8192,
+            "use_cpu": True,
+            "report_to": "none",
+            "save_strategy": "no",
+        },
+    }
+    config = tmp_path / "sft.yaml"
+    config.write_text(yaml.safe_dump(run), encoding="utf-8")
+    result = CliRunner().invoke(train_app, ["sft", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    (log_file,) = (tmp_path / "sft" / "teacher-logs").glob("*.eval")
+    log = read_eval_log(str(log_file))
+    assert log.eval.task_args["toolkit"] is True and log.eval.model == "sandmle/toolkit"
+    (sample,) = log.samples
+    task_text = next(m.text for m in sample.messages if m.role == "user")
+    assert "automl.py" in task_text  # the toolkit's prompt
+    calls = [c for m in sample.messages if m.role == "assistant" for c in m.tool_calls or []]
+    assert "automl.py" in str(calls[0].arguments)
+    assert len(calls) == 1  # max_turns 1: the episode ends after the call, as the eval's does
+    assert sample.scores["medal_scorer"].value["valid_submission"] == 1.0
+    assert (tmp_path / "sft" / "final" / "model.safetensors").is_file()
