@@ -306,7 +306,9 @@ def default_demo_log_dir(full: bool) -> Path:
 
 @app.command()
 def study(
-    config: Annotated[Path, typer.Argument(help="Study file, e.g. sandmle/configs/study/cpu.yaml.")],
+    config: Annotated[
+        Path, typer.Argument(help="Study file, e.g. sandmle/configs/study/cpu.yaml.")
+    ],
 ) -> None:
     """Run a models × scaffolds × benchmarks study (resumable), then write its report."""
     from sandmle.specs.study import load_study

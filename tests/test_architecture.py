@@ -189,4 +189,6 @@ def test_the_architecture_page_indexes_every_module() -> None:
     missing = sorted(set(on_disk) - listed)
     rows = "\n".join(index_row(on_disk[name]) for name in missing)
     assert not missing, f"modules missing from the module index; add:\n{rows}"
-    assert listed <= set(on_disk), f"the index names no such module: {sorted(listed - set(on_disk))}"
+    assert listed <= set(on_disk), (
+        f"the index names no such module: {sorted(listed - set(on_disk))}"
+    )

@@ -283,9 +283,7 @@ def labelled(folder: Path, kind: str, reward_mode: str | None = None) -> Path:
     except (OSError, ValueError):
         raise SandmleError(f"{folder}: no readable {METADATA_FILE}") from None
     if info.get("kind") != kind or info.get("step") is None:
-        raise SandmleError(
-            f"{folder}: {METADATA_FILE} says kind {info.get('kind')!r}, not {kind}"
-        )
+        raise SandmleError(f"{folder}: {METADATA_FILE} says kind {info.get('kind')!r}, not {kind}")
     if reward_mode is not None and info.get("reward_mode") != reward_mode:
         raise SandmleError(f"{folder}: reward_mode {info.get('reward_mode')!r}, not {reward_mode}")
     return folder
