@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from sandmle.errors import SandmleError
+from sandmle.harness.sandbox.limits import DEFAULT_COMMAND_TIMEOUT_S
 
 DEFAULT_PROFILE = "micro"
 
@@ -23,7 +24,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "micro": {
         "time_limit": 1800,
         "message_limit": 100,
-        "command_timeout": 600,
+        "command_timeout": DEFAULT_COMMAND_TIMEOUT_S,
         "memory_mb": 8192,
         "max_processes": 256,
         "disk_mb": 4096,

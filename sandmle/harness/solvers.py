@@ -14,7 +14,7 @@ from inspect_ai.util import LimitExceededError, sandbox, store
 from sandmle.harness.automl_program import script_source
 from sandmle.harness.layout import DATA_DIR, SUBMISSION_PATH, TOOLKIT_PATH
 from sandmle.harness.samples import COMPETITION_ROOT_KEY, competition_for
-from sandmle.harness.tools import STORE_ROOT_KEY
+from sandmle.harness.tools import STORE_COMMAND_TIMEOUT_KEY, STORE_ROOT_KEY
 
 logger = logging.getLogger(__name__)
 AGENT_ERROR_KEY = "sandmle:agent_error"
@@ -29,12 +29,16 @@ class BackendError(Exception):
 
 
 @solver
-def sample_setup(toolkit: bool = False) -> Solver:
-    """Record the sample's competition in its store, for tools that need it; with ``toolkit``,
-    put the AutoML program in the agent's work dir (``-T toolkit=true``)."""
+def sample_setup(toolkit: bool = False, command_timeout: int | None = None) -> Solver:
+    """Record the sample's competition in its store, for tools that need it, and the task's
+    seconds per command (``command_timeout``), which every scaffold's runs get unless told
+    otherwise (``tools.command_timeout``); with ``toolkit``, put the AutoML program in the
+    agent's work dir (``-T toolkit=true``)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         store().set(STORE_ROOT_KEY, state.metadata[COMPETITION_ROOT_KEY])
+        if command_timeout is not None:
+            store().set(STORE_COMMAND_TIMEOUT_KEY, command_timeout)
         if toolkit:
             await sandbox().write_file(TOOLKIT_PATH, script_source())
         return state

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inspect_ai import Task
-from inspect_ai.solver import Solver, basic_agent
+from inspect_ai.solver import Generate, Solver, TaskState, basic_agent
 from inspect_ai.util import SandboxEnvironmentSpec
 from pydantic import BaseModel, ValidationError
 
@@ -27,6 +27,7 @@ from sandmle.harness.sandbox import (
 )
 from sandmle.harness.sandbox.k8s import DEFAULT_DATA_CLAIM, write_values
 from sandmle.harness.sandbox.limits import (
+    DEFAULT_COMMAND_TIMEOUT_S,
     DEFAULT_CPU_TIME_S,
     DEFAULT_FILE_SIZE_MB,
     DEFAULT_SHM_MB,
@@ -36,7 +37,7 @@ from sandmle.harness.sandbox.runtime import AGENT_PYTHON_ENV, ensure_runtime
 from sandmle.harness.sandbox.warm import WarmPythonConfig
 from sandmle.harness.scorer import medal_scorer
 from sandmle.harness.solvers import guard, sample_setup
-from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT, agent_tools
+from sandmle.harness.tools import agent_tools, command_timeout
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +51,15 @@ DEFAULT_MAX_PROCESSES = 256
 DEFAULT_DISK_MB = 4096
 
 
-def default_agent(command_timeout: int = DEFAULT_COMMAND_TIMEOUT) -> Solver:
-    """The solver used when none is given: a plain tool-using loop with the standard tools."""
-    return guard(basic_agent(tools=agent_tools(command_timeout), max_attempts=1))
+def default_agent(timeout_s: int | None = None) -> Solver:
+    """The solver used when none is given: a plain tool-using loop with the standard tools,
+    ``timeout_s`` seconds per command (None: the task's)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        tools = agent_tools(command_timeout(timeout_s))
+        return await basic_agent(tools=tools, max_attempts=1)(state, generate)
+
+    return guard(solve)
 
 
 def _sample_file(competition: Competition, folder: str, suffix: str) -> Path:
@@ -144,8 +151,9 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
     """Messages per sample."""
     token_limit: int | None = None
     """Tokens per sample."""
-    command_timeout: int = DEFAULT_COMMAND_TIMEOUT
-    """Seconds per bash/python call."""
+    command_timeout: int = DEFAULT_COMMAND_TIMEOUT_S
+    """Seconds per agent command (a bash/python call, a search's script run, a Dojo code run),
+    for every scaffold unless its own ``-S`` value says otherwise."""
     memory_mb: int = DEFAULT_MEMORY_MB
     """Memory cap in the sandbox, in MiB."""
     max_processes: int = DEFAULT_MAX_PROCESSES
@@ -275,8 +283,8 @@ def competition_task(
     ]
     return Task(
         dataset=competition_dataset(samples, name),
-        setup=sample_setup(toolkit=limits.toolkit),
-        solver=solver or default_agent(limits.command_timeout),
+        setup=sample_setup(toolkit=limits.toolkit, command_timeout=limits.command_timeout),
+        solver=solver or default_agent(),
         scorer=medal_scorer(),
         time_limit=limits.time_limit,
         message_limit=limits.message_limit,

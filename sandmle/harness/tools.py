@@ -1,4 +1,5 @@
-"""The agent's tools: Inspect's ``bash`` and ``python``, and ``validate_submission``.
+"""The agent's tools: Inspect's ``bash`` and ``python``, and ``validate_submission``; and the
+seconds per command every scaffold's runs get (``command_timeout``).
 
 ``validate_submission`` checks the file's format on the host with the grading core and, like
 MLE-bench's grading server, reveals no score. SandMLE-style score feedback (the score and the
@@ -7,6 +8,7 @@ milestone reached) is an option for training, off by default in evaluation.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import replace
 
@@ -16,12 +18,35 @@ from inspect_ai.util import store
 from sandmle.harness.grading.bounded import GradingLimits
 from sandmle.harness.grading.report import CompetitionReport, is_grader_error
 from sandmle.harness.samples import COMPETITION_ROOT_KEY, competition_for
+from sandmle.harness.sandbox.limits import DEFAULT_COMMAND_TIMEOUT_S
 from sandmle.harness.scorer import grade_sandbox_submission
 
-DEFAULT_COMMAND_TIMEOUT = 600
+logger = logging.getLogger(__name__)
+
 VALIDATE_TIMEOUT_S = 300.0
 """A format check the agent asks for is cut off sooner than the final grading."""
 STORE_ROOT_KEY = "sandmle:competition_root"
+STORE_COMMAND_TIMEOUT_KEY = "sandmle:command_timeout"
+"""The task's seconds per command (``TaskLimits.command_timeout``), set by ``sample_setup``."""
+
+
+def command_timeout(explicit: int | None = None) -> int:
+    """Seconds per agent command in this sample: ``explicit`` (a solver's ``-S`` value) when
+    given, else the task's (``-T command_timeout`` or its profile's, the number the task
+    states), else the default, said in the log (a task sandmle did not build states none).
+
+    Call it at solve time: the task's value is in the sample's store.
+    """
+    if explicit is not None:
+        return explicit
+    stated = store().get(STORE_COMMAND_TIMEOUT_KEY)
+    if stated is not None:
+        return int(stated)
+    logger.warning(
+        "the task states no command timeout (not a sandmle task): %d s per command",
+        DEFAULT_COMMAND_TIMEOUT_S,
+    )
+    return DEFAULT_COMMAND_TIMEOUT_S
 
 
 def milestone(report: CompetitionReport) -> str:
@@ -72,12 +97,11 @@ def validate_submission(score_feedback: bool = False) -> Tool:
     return execute
 
 
-def agent_tools(
-    command_timeout: int = DEFAULT_COMMAND_TIMEOUT, score_feedback: bool = False
-) -> list[Tool]:
-    """The standard tool set every sandmle scaffold gives its agent."""
+def agent_tools(timeout_s: int, score_feedback: bool = False) -> list[Tool]:
+    """The standard tool set every sandmle scaffold gives its agent, ``timeout_s`` seconds per
+    bash/python call (``command_timeout()`` at solve time)."""
     return [
-        bash(timeout=command_timeout),
-        python(timeout=command_timeout),
+        bash(timeout=timeout_s),
+        python(timeout=timeout_s),
         validate_submission(score_feedback=score_feedback),
     ]

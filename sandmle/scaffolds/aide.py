@@ -7,12 +7,16 @@ probability ``debug_prob``, debug a random buggy leaf whose debug depth is at mo
 
 Presets: ``reference`` (the default) is aideml's ``aide/utils/config.yaml`` at that commit
 (``agent.steps`` 20, ``search.num_drafts`` 5, ``debug_prob`` 0.5, ``max_debug_depth`` 3,
-``exec.timeout`` 3600, code and feedback ``temp`` 0.5, no time limit); ``mle-bench`` is
-MLE-bench's AIDE run (openai/mle-bench main, ``agents/aide/config.yaml:2-3,14-17`` as of
-a0e3b23: ``agent.steps`` 500, ``time_limit`` 86400, ``search.max_debug_depth`` 20,
-``search.debug_prob`` 1, ``exec.timeout`` 32400) with its fork's behaviour
-(``mle_bench_fork``: the time, steps and hardware in every prompt; a run without
-``submission.csv`` is buggy). Explicit arguments win over the preset.
+code and feedback ``temp`` 0.5, no time limit); ``mle-bench`` is MLE-bench's AIDE run
+(openai/mle-bench main, ``agents/aide/config.yaml:2-3,14-16`` as of a0e3b23: ``agent.steps``
+500, ``time_limit`` 86400, ``search.max_debug_depth`` 20, ``search.debug_prob`` 1) with its
+fork's behaviour (``mle_bench_fork``: the time, steps and hardware in every prompt; a run
+without ``submission.csv`` is buggy). Explicit arguments win over the preset.
+
+A script run gets the task's seconds per command (``-T command_timeout`` or its profile's),
+cut to the time left, in every preset: the task states the clock. aideml's ``exec.timeout``
+is 3600 and MLE-bench's 32400 (``config.yaml:17``), the ``mle-bench`` profile's; ``-S
+exec_timeout`` sets another.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from sandmle.harness.search_tree import Operator, SearchNode
 from sandmle.harness.solvers import guard
+from sandmle.harness.tools import command_timeout
 from sandmle.scaffolds.aide_prompts import AidePrompter
 from sandmle.scaffolds.search import Budget, Journal, ModelSettings, Search, start_search
 from sandmle.scaffolds.search.engine import DEFAULT_MEMORY_TOKENS
@@ -42,7 +47,8 @@ class AideSettings:
     num_drafts: int = 5
     debug_prob: float = 0.5
     max_debug_depth: int = 3
-    exec_timeout: int = 3600
+    exec_timeout: int | None = None
+    """Seconds per script run; None: the task's ``command_timeout``."""
     time_limit: float | None = None
     temperature: float = 0.5
     mle_bench_fork: bool = False
@@ -55,7 +61,6 @@ PRESETS: dict[Preset, AideSettings] = {
         steps=500,
         debug_prob=1.0,
         max_debug_depth=20,
-        exec_timeout=32400,
         time_limit=86400,
         mle_bench_fork=True,
     ),
@@ -153,7 +158,7 @@ def aide(
         num_drafts: Root drafts before improving (5).
         debug_prob: Chance of debugging a buggy leaf each step (reference 0.5; mle-bench 1).
         max_debug_depth: Deepest debug chain still debugged (reference 3; mle-bench 20).
-        exec_timeout: Seconds per script run (reference 3600; mle-bench 32400).
+        exec_timeout: Seconds per script run (None: the task's ``command_timeout``).
         time_limit: Seconds of wall time for the search (reference: the sample's limit;
             mle-bench 86400).
         temperature: Sampling temperature of the operator and review calls (0.5).
@@ -187,7 +192,9 @@ def aide(
             state,
             scaffold="aide",
             prompter=lambda parts: AidePrompter(parts, settings.mle_bench_fork),
-            budget=Budget(settings.steps, settings.time_limit, settings.exec_timeout),
+            budget=Budget(
+                settings.steps, settings.time_limit, command_timeout(settings.exec_timeout)
+            ),
             model=model,
             validate=validate,
             require_submission=settings.mle_bench_fork,

@@ -6,6 +6,10 @@ Defaults (``preset=reference``) are aira-dojo's released MLE-bench configs, valu
 takes its preset's value. As in aira-dojo a blank buggy root node takes step 0 and sits
 above the drafts (``Journal(blank_root=True)``): ``step_limit`` 500 makes 499 solutions, and
 a draft's debug depth is 1.
+
+A script run gets the task's seconds per command (``-T command_timeout`` or its profile's),
+cut to the time left: the task states the clock (aira-dojo's ``execution_timeout`` is 14400);
+``-S exec_timeout`` sets another.
 """
 
 from __future__ import annotations
@@ -17,10 +21,21 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from sandmle.harness.solvers import guard
+from sandmle.harness.tools import command_timeout
 from sandmle.scaffolds.aide import greedy_search, sample_rng
 from sandmle.scaffolds.aira_evo import evo_search
 from sandmle.scaffolds.aira_mcts import mcts_search
-from sandmle.scaffolds.aira_presets import EVO, GREEDY, MCTS, Preset, Sampling, resolve
+from sandmle.scaffolds.aira_presets import (
+    EVO,
+    GREEDY,
+    MCTS,
+    EvoSettings,
+    GreedySettings,
+    MctsSettings,
+    Preset,
+    Sampling,
+    resolve,
+)
 from sandmle.scaffolds.aira_prompts import AiraPrompter
 from sandmle.scaffolds.search import Budget, ModelSettings, Search, start_search
 from sandmle.scaffolds.search.engine import DEFAULT_MEMORY_TOKENS
@@ -60,6 +75,12 @@ async def _start(
     )
 
 
+def search_budget(settings: GreedySettings | MctsSettings | EvoSettings) -> Budget:
+    """The sample's budget; a run's limit is the task's clock unless ``exec_timeout`` is set."""
+    timeout_s = command_timeout(settings.exec_timeout)
+    return Budget(settings.steps, settings.time_limit, timeout_s)
+
+
 def numpy_rng(rng: Random) -> np.random.RandomState:
     """numpy's legacy RNG (aira-dojo draws evo's parents from it), seeded from ``rng``."""
     return np.random.RandomState(rng.getrandbits(32))
@@ -88,7 +109,7 @@ def aira_greedy(
         num_drafts: Root drafts before improving (5).
         debug_prob: Chance of debugging a buggy leaf each step (1.0).
         max_debug_depth: Deepest debug chain still debugged, the root counted (20).
-        exec_timeout: Seconds per script run (14400).
+        exec_timeout: Seconds per script run (None: the task's ``command_timeout``).
         time_limit: Seconds of wall time for the search, cut by the sample's limit (86400).
         use_complexity: Ask for simple-to-complex ideas as a node gains children (off).
         validate: Check each submission's format with the grader (never its score).
@@ -113,7 +134,7 @@ def aira_greedy(
     model = model_settings(settings.sampling, settings.retries, memory_tokens, submit_fallback)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        budget = Budget(settings.steps, settings.time_limit, settings.exec_timeout)
+        budget = search_budget(settings)
         search = await _start(
             state, "aira_greedy", budget, settings.use_complexity, validate, model
         )
@@ -147,7 +168,7 @@ def aira_mcts(
         uct_c: UCT exploration constant (0.25).
         max_debug_depth: Longest debug chain for a buggy child, the root counted (20).
         max_debug_time: Seconds of run time a debug chain may spend (1e9: off).
-        exec_timeout: Seconds per script run (14400).
+        exec_timeout: Seconds per script run (None: the task's ``command_timeout``).
         time_limit: Seconds of wall time for the search, cut by the sample's limit (86400).
         use_complexity: Ask for simple-to-complex ideas as a node gains children (off).
         validate: Check each submission's format with the grader (never its score).
@@ -172,7 +193,7 @@ def aira_mcts(
     model = model_settings(settings.sampling, settings.retries, memory_tokens, submit_fallback)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        budget = Budget(settings.steps, settings.time_limit, settings.exec_timeout)
+        budget = search_budget(settings)
         search = await _start(state, "aira_mcts", budget, settings.use_complexity, validate, model)
         await mcts_search(search, settings)
         return state
@@ -221,7 +242,7 @@ def aira_evo(
         final_temp: Selection temperature at the last generation (1.0).
         max_debug_depth: Longest debug chain for a buggy child (10).
         max_debug_time: Seconds of run time a debug chain may spend (21600).
-        exec_timeout: Seconds per script run (14400).
+        exec_timeout: Seconds per script run (None: the task's ``command_timeout``).
         time_limit: Seconds of wall time for the search, cut by the sample's limit (86400).
         use_complexity: Ask for simple-to-complex ideas as a node gains children (off).
         validate: Check each submission's format with the grader (never its score).
@@ -255,7 +276,7 @@ def aira_evo(
     model = model_settings(settings.sampling, settings.retries, memory_tokens, submit_fallback)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        budget = Budget(settings.steps, settings.time_limit, settings.exec_timeout)
+        budget = search_budget(settings)
         search = await _start(state, "aira_evo", budget, settings.use_complexity, validate, model)
         rng = sample_rng(seed, state)
         await evo_search(search, rng, numpy_rng(rng), settings)

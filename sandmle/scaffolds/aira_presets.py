@@ -3,7 +3,8 @@
 Source: facebookresearch/aira-dojo @ c795d86, ``src/dojo/configs/solver/`` (``mlebench/*.yaml``
 over the base ``greedy.yaml``, ``mcts.yaml``, ``evo.yaml``); the file and line of each value is
 written next to it and pinned by ``tests/scaffolds/test_presets.py``. A solver argument left at
-None takes its preset's value.
+None takes its preset's value. One value is not aira-dojo's: ``exec_timeout`` is None, the
+task's ``command_timeout`` (the task states the clock the agent runs on).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class GreedySettings:
     num_drafts: int = 5  # mlebench/greedy.yaml:20
     debug_prob: float = 1.0  # mlebench/greedy.yaml:17
     max_debug_depth: int = 20  # mlebench/greedy.yaml:16
-    exec_timeout: int = 14400  # greedy.yaml:14 execution_timeout
+    exec_timeout: int | None = None  # the task's clock (greedy.yaml:14 says 14400)
     time_limit: float | None = 86400  # greedy.yaml:15 time_limit_secs
     use_complexity: bool = False  # greedy.yaml:26
     retries: int = 3  # mlebench/greedy.yaml:21 max_llm_call_retries
@@ -45,7 +46,7 @@ class MctsSettings:
     uct_c: float = 0.25  # mlebench/mcts.yaml:19
     max_debug_depth: int = 20  # mlebench/mcts.yaml:20
     max_debug_time: float | None = 1e9  # mlebench/mcts.yaml:22 ("disabled")
-    exec_timeout: int = 14400  # mcts.yaml:32
+    exec_timeout: int | None = None  # the task's clock (mcts.yaml:32 says 14400)
     time_limit: float | None = 86400  # mcts.yaml:33
     use_complexity: bool = False  # mlebench/mcts.yaml:25
     retries: int = 3  # mcts.yaml:20
@@ -68,7 +69,7 @@ class EvoSettings:
     individuals_per_generation: int = 5  # mlebench/evo.yaml:25
     max_debug_depth: int = 10  # mlebench/evo.yaml:27
     max_debug_time: float | None = 21600  # mlebench/evo.yaml:28
-    exec_timeout: int = 14400  # evo.yaml:42
+    exec_timeout: int | None = None  # the task's clock (evo.yaml:42 says 14400)
     time_limit: float | None = 86400  # evo.yaml:43
     use_complexity: bool = False  # mlebench/evo.yaml:31
     retries: int = 3  # evo.yaml:38

@@ -86,7 +86,8 @@ def test_choices_repeat_under_a_seed():
 
 def test_mle_bench_preset_and_overrides():
     s = resolve_settings("mle-bench", steps=3)
-    assert (s.steps, s.debug_prob, s.max_debug_depth, s.exec_timeout) == (3, 1.0, 20, 32400)
+    assert (s.steps, s.debug_prob, s.max_debug_depth, s.exec_timeout) == (3, 1.0, 20, None)
+    assert resolve_settings("mle-bench", exec_timeout=60).exec_timeout == 60
     assert resolve_settings().steps == 20 and resolve_settings().num_drafts == 5
     with pytest.raises(ValueError, match="unknown AIDE preset"):
         resolve_settings("nope")  # type: ignore[arg-type]

@@ -5,6 +5,10 @@ merged over its base, as Hydra composes them). AIDE ``reference``: WecoAI/aideml
 ``aide/utils/config.yaml``; ``mle-bench``: openai/mle-bench main (``agents/aide/config.yaml``
 as of a0e3b23, unchanged at 783b15a). A preset field with no pin here fails, so a new
 setting must name its source.
+
+TASK_CLOCK: no preset sets ``exec_timeout``: a script run gets the seconds per command the task
+states (``-T command_timeout`` or its profile's), so the agent is told the clock that runs
+(``tests/scaffolds/test_command_clock.py``); the references' own values are named in the pins.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ PINS: dict[str, dict[str, dict[str, object]]] = {
         "num_drafts": 5,  # mlebench/greedy.yaml:20
         "debug_prob": 1.0,  # mlebench/greedy.yaml:17
         "max_debug_depth": 20,  # mlebench/greedy.yaml:16
-        "exec_timeout": 14400,  # greedy.yaml:14 execution_timeout
+        "exec_timeout": None,  # the task's clock, not greedy.yaml:14's 14400 (see TASK_CLOCK)
         "time_limit": 86400,  # greedy.yaml:15 time_limit_secs
         "use_complexity": False,  # greedy.yaml:26
         "retries": 3,  # mlebench/greedy.yaml:21 max_llm_call_retries
@@ -40,7 +44,7 @@ PINS: dict[str, dict[str, dict[str, object]]] = {
         "uct_c": 0.25,  # mlebench/mcts.yaml:19
         "max_debug_depth": 20,  # mlebench/mcts.yaml:20
         "max_debug_time": 1e9,  # mlebench/mcts.yaml:22
-        "exec_timeout": 14400,  # mcts.yaml:32
+        "exec_timeout": None,  # the task's clock, not mcts.yaml:32's 14400
         "time_limit": 86400,  # mcts.yaml:33
         "use_complexity": False,  # mlebench/mcts.yaml:25
         "retries": 3,  # mcts.yaml:20
@@ -65,7 +69,7 @@ PINS: dict[str, dict[str, dict[str, object]]] = {
         "individuals_per_generation": 5,  # mlebench/evo.yaml:25
         "max_debug_depth": 10,  # mlebench/evo.yaml:27 (over evo.yaml:37's 5)
         "max_debug_time": 21600,  # mlebench/evo.yaml:28
-        "exec_timeout": 14400,  # evo.yaml:42
+        "exec_timeout": None,  # the task's clock, not evo.yaml:42's 14400
         "time_limit": 86400,  # evo.yaml:43
         "use_complexity": False,  # mlebench/evo.yaml:31
         "retries": 3,  # evo.yaml:38
@@ -81,7 +85,7 @@ PINS: dict[str, dict[str, dict[str, object]]] = {
         "num_drafts": 5,  # aide/utils/config.yaml:58
         "debug_prob": 0.5,  # aide/utils/config.yaml:57
         "max_debug_depth": 3,  # aide/utils/config.yaml:56
-        "exec_timeout": 3600,  # aide/utils/config.yaml:23 exec.timeout
+        "exec_timeout": None,  # the task's clock, not aide/utils/config.yaml:23's 3600
         "time_limit": None,  # aideml has no search time limit
         "temperature": 0.5,  # aide/utils/config.yaml:47 (code), :52 (feedback)
         "mle_bench_fork": False,  # aideml itself: aide/agent.py:95-115, :328-332
@@ -91,7 +95,8 @@ PINS: dict[str, dict[str, dict[str, object]]] = {
         "num_drafts": 5,  # not overridden there: aideml's config.yaml:58
         "debug_prob": 1.0,  # agents/aide/config.yaml:15
         "max_debug_depth": 20,  # agents/aide/config.yaml:14
-        "exec_timeout": 32400,  # agents/aide/config.yaml:17
+        "exec_timeout": None,  # the task's: agents/aide/config.yaml:17's 32400 is the
+        # mle-bench profile's command_timeout, so -T profile=mle-bench runs what MLE-bench ran
         "time_limit": 86400,  # agents/aide/config.yaml:3 (agent.time_limit :16)
         "temperature": 0.5,  # not overridden for gpt-4o: aideml's config.yaml:47, :52
         "mle_bench_fork": True,  # agents/aide/additional_notes.txt:4-7 (time, steps each step)

@@ -53,7 +53,7 @@ async def replay(run: dict) -> list[SearchNode]:
         task="A task.",
         journal=Journal(lower_is_better=False),  # as aide() makes it: no blank root
         prompter=lambda *args: "",
-        budget=Budget(settings.steps, settings.time_limit, settings.exec_timeout),
+        budget=Budget(settings.steps, settings.time_limit),  # no run: no run limit
         scaffold="aide",
         verdicts=[(bool(bug), metric) for bug, metric in run["outcomes"]],
         prompt_rng=rng,

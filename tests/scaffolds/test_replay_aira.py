@@ -105,7 +105,7 @@ async def replay(run: dict, preset: str) -> list[SearchNode]:
         task="A task.",
         journal=Journal(lower_is_better=False, blank_root=BLANK_ROOT),  # as the solvers make it
         prompter=lambda *args: "",
-        budget=Budget(settings.steps, settings.time_limit, settings.exec_timeout),
+        budget=Budget(settings.steps, settings.time_limit),  # no run: no run limit
         scaffold=f"aira_{solver}",
         verdicts=schedule(run["seed"], run["p_bug"], 12000),
         prompt_rng=rng,

@@ -40,7 +40,6 @@ from sandmle.benchmarks.mle_dojo.solver_json import json_loop
 from sandmle.benchmarks.mle_dojo.tools import Budget, dojo_tools, hand_in_best
 from sandmle.harness.layout import SUBMISSION_PATH
 from sandmle.harness.solvers import guard
-from sandmle.harness.tools import DEFAULT_COMMAND_TIMEOUT
 
 DEFAULT_MAX_STEPS = 30
 """The ``sandmle`` variant's action budget."""
@@ -118,7 +117,7 @@ def continue_until(max_steps: int) -> AgentContinue:
 @solver
 def dojo(
     max_steps: int | None = None,
-    command_timeout: int = DEFAULT_COMMAND_TIMEOUT,
+    command_timeout: int | None = None,
     score_feedback: bool = False,
     variant: Variant = "mle-dojo",
 ) -> Solver:
@@ -127,7 +126,7 @@ def dojo(
 
     Args:
         max_steps: Actions before the loop ends (mle-dojo 10, sandmle 30).
-        command_timeout: Seconds per code run.
+        command_timeout: Seconds per code run (None: the task's ``command_timeout``).
         score_feedback: Show the raw and position test scores after execute_code, as MLE-Dojo
             does (it reveals test-set scores; off by default).
         variant: ``mle-dojo`` (MLE-Dojo's own loop: JSON-text actions, see the module doc),
@@ -167,7 +166,7 @@ def dojo(
     return guard(solve)
 
 
-def json_solver(steps: int, command_timeout: int, score_feedback: bool) -> Solver:
+def json_solver(steps: int, command_timeout: int | None, score_feedback: bool) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         # every action leaves the best executed submission in place (tools.hand_in_best)
         return await json_loop(

@@ -171,12 +171,13 @@ def feedback(result: str) -> str:
 async def json_loop(
     state: TaskState,
     steps: int,
-    timeout: int,
+    timeout: int | None,
     score_feedback: bool,
     config: GenerateConfig,
     submission: str,
 ) -> TaskState:
-    """Run MLE-Dojo's agent loop on ``state`` (see the module doc)."""
+    """Run MLE-Dojo's agent loop on ``state`` (see the module doc); a code run gets ``timeout``
+    seconds (None: the task's ``command_timeout``)."""
     budget = Budget(steps)
     actions: dict[str, Tool] = {
         "request_info": request_info(budget),

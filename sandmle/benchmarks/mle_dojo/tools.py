@@ -30,7 +30,7 @@ from sandmle.harness.grading.report import competition_thresholds, report_human_
 from sandmle.harness.layout import DATA_DIR, SUBMISSION_DIR, SUBMISSION_PATH, WORK_DIR
 from sandmle.harness.samples import COMPETITION_ROOT_KEY, competition_for
 from sandmle.harness.scorer import grade_sandbox_submission
-from sandmle.harness.tools import STORE_ROOT_KEY
+from sandmle.harness.tools import STORE_ROOT_KEY, command_timeout
 
 INFO_TYPES = (
     "overview",
@@ -102,8 +102,10 @@ def _tail(text: str) -> str:
     return text if len(text) <= OUTPUT_CHARS else "..." + text[-OUTPUT_CHARS:]
 
 
-async def run_code(code: str, timeout: int) -> dict[str, Any]:
-    """Write ``code`` to a script in the sandbox and run it; MLE-Dojo's execution record."""
+async def run_code(code: str, timeout: int | None) -> dict[str, Any]:
+    """Write ``code`` to a script in the sandbox and run it, ``timeout`` seconds at most (None:
+    the task's ``command_timeout``); MLE-Dojo's execution record."""
+    timeout = command_timeout(timeout)
     try:
         compile(code, "dojo_code.py", "exec")
     except SyntaxError as exc:
@@ -148,7 +150,7 @@ def request_info(budget: Budget | None = None) -> Tool:
 
 
 @tool
-def validate_code(timeout: int = 600, budget: Budget | None = None) -> Tool:
+def validate_code(timeout: int | None = None, budget: Budget | None = None) -> Tool:
     async def execute(code: str) -> str:
         """Check Python code: its syntax, then a run in the sandbox (MLE-Dojo's validate_code).
         Any submission file is deleted afterwards (the best executed one is kept apart).
@@ -208,7 +210,7 @@ def reply(record: dict[str, Any], budget: Budget | None) -> str:
 
 @tool
 def execute_code(
-    timeout: int = 600, score_feedback: bool = False, budget: Budget | None = None
+    timeout: int | None = None, score_feedback: bool = False, budget: Budget | None = None
 ) -> Tool:
     async def execute(code: str) -> str:
         """Run Python code that writes /home/submission/submission.csv, then grade that file
@@ -327,13 +329,14 @@ def reset(budget: Budget | None = None) -> Tool:
 
 
 def dojo_tools(
-    command_timeout: int = 600, score_feedback: bool = False, budget: Budget | None = None
+    timeout: int | None = None, score_feedback: bool = False, budget: Budget | None = None
 ) -> list[Tool]:
-    """The five actions; with ``budget``, under MLE-Dojo's own rules (see the module doc)."""
+    """The five actions; with ``budget``, under MLE-Dojo's own rules (see the module doc).
+    A code run gets ``timeout`` seconds (None: the task's ``command_timeout``)."""
     return [
         request_info(budget),
-        validate_code(timeout=command_timeout, budget=budget),
-        execute_code(timeout=command_timeout, score_feedback=score_feedback, budget=budget),
+        validate_code(timeout=timeout, budget=budget),
+        execute_code(timeout=timeout, score_feedback=score_feedback, budget=budget),
         get_history(budget),
         reset(budget),
     ]

@@ -5,7 +5,9 @@ from pydantic import BaseModel, Field
 DEFAULT_MEMORY_MB = 8192
 DEFAULT_MAX_PROCESSES = 256
 DEFAULT_CPU_TIME_S = 3600
-DEFAULT_COMMAND_TIMEOUT_S = 1800
+DEFAULT_COMMAND_TIMEOUT_S = 600
+"""Seconds per command, the one default: the micro profile's, ``TaskLimits``', the sandbox's,
+and what a scaffold runs on a task that states none."""
 DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024**2
 DEFAULT_DISK_MB = 4096
 DEFAULT_FILE_SIZE_MB = 2048
@@ -30,7 +32,7 @@ class SandboxLimits(BaseModel, frozen=True):
     """CPU seconds per process (RLIMIT_CPU); the kernel kills a process past it."""
 
     command_timeout_s: int = Field(default=DEFAULT_COMMAND_TIMEOUT_S, gt=0)
-    """Wall-clock timeout of an exec when the caller gives none."""
+    """Wall-clock timeout of an exec when the caller gives none (the task's ``command_timeout``)."""
 
     max_output_bytes: int = Field(default=DEFAULT_MAX_OUTPUT_BYTES, gt=0)
     """Bytes kept per output stream; past it the exec is killed and

@@ -22,6 +22,7 @@ from inspect_ai.util import LimitExceededError, sample_limits, span, store
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import Competition, metric_direction
 from sandmle.harness.samples import competition_for
+from sandmle.harness.sandbox.limits import DEFAULT_COMMAND_TIMEOUT_S
 from sandmle.harness.scorer import grade_sandbox_submission
 from sandmle.harness.search_tree import STORE_KEY, Operator, SearchNode
 from sandmle.harness.solvers import BackendError
@@ -62,8 +63,8 @@ class Budget:
     """Nodes to create (each is one operator call, one run and one analysis)."""
     time_limit: float | None = None
     """Seconds of wall time for the whole search (None: only the sample's own limit)."""
-    exec_timeout: int = 3600
-    """Seconds per script run."""
+    exec_timeout: int = DEFAULT_COMMAND_TIMEOUT_S
+    """Seconds per script run (the scaffolds pass the task's, ``tools.command_timeout``)."""
     started: float = field(default_factory=time.monotonic)
 
     def remaining_s(self) -> float | None:

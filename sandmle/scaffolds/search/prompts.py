@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sandmle.harness.layout import DATA_DIR, SUBMISSION_PATH
+from sandmle.harness.sandbox.limits import DEFAULT_COMMAND_TIMEOUT_S
 from sandmle.harness.search_tree import SearchNode
 from sandmle.scaffolds.prompt_format import (
     BUGGY_CODE_SECTION,
@@ -63,7 +64,7 @@ class Environment:
     run_timeout_s: int | None = None
     """Seconds the next run may take: ``min(exec timeout, time left)``, as both references
     state it (aira-dojo ``core/solvers/operators/draft.py:40`` @ c795d86; MLE-bench's AIDE
-    fork). None: the preset's exec timeout."""
+    fork). None: ``PromptParts.exec_timeout``."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,8 @@ class PromptParts:
 
     task: str
     data_overview: str = ""
-    exec_timeout: int = 3600
+    exec_timeout: int = DEFAULT_COMMAND_TIMEOUT_S
+    """Seconds per script run, stated when the run's own limit is not known."""
     paths: Paths = field(default_factory=Paths)
 
     def script_rules(self, run_timeout_s: int | None = None) -> str:
