@@ -14,7 +14,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, basic_agent
 from inspect_ai.util import SandboxEnvironmentSpec
 from pydantic import BaseModel, ValidationError
 
-from sandmle.errors import SandmleError
+from sandmle.errors import SandmleError, validation_message
 from sandmle.harness.competition import Competition
 from sandmle.harness.profiles import DEFAULT_PROFILE, profile_values
 from sandmle.harness.samples import competition_dataset, competition_sample
@@ -208,9 +208,7 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
         try:
             limits = cls(**values)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"])
-            raise SandmleError(f"task argument {where}: {error['msg']}") from None
+            raise SandmleError(f"task argument {validation_message(exc)}") from None
         limits.check_enforced(set(arguments))
         return limits
 
