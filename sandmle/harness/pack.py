@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -122,12 +123,15 @@ def pack_manifest(root: Path) -> PackManifest:
     manifest = read_manifest(root)
     if manifest is None:
         ids = sorted(p.name for p in root.iterdir() if (p / CONFIG_FILE).is_file())
-        manifest = PackManifest(name=root.name, tasks=[PackTask(id=i) for i in ids])
+        tasks = [PackTask(id=task_folder(root, i).name) for i in ids]
+        manifest = PackManifest(name=root.name, tasks=tasks)
     return manifest
 
 
 def task_folder(root: Path, task_id: str) -> Path:
     """The folder of task ``task_id``: a real folder of the pack, not a link to elsewhere."""
+    if not re.fullmatch(ID_PATTERN, task_id):
+        raise UnsafePackError(f"{root}: task id {task_id!r} is not a folder name ({ID_PATTERN})")
     folder = root / task_id
     if folder.is_symlink():
         raise UnsafePackError(f"{root}: task {task_id!r} is a symlink; a pack holds its own tasks")
