@@ -15,6 +15,7 @@ folder is checked as untrusted input when it is loaded, before any sample or gra
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -26,6 +27,8 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 TRUST_ENV = "SANDMLE_TRUST_PACK_CODE"
 """Set to 1 to let graders run code a pack brings (on this machine, as this user)."""
 _PACK_CODE_GRADERS: set[str] = set()
+_WARNED: set[str] = set()
+logger = logging.getLogger(__name__)
 
 
 class UnsafePackError(CompetitionError):
@@ -136,6 +139,9 @@ def check_grader_code(grader: str, source: str, trust: bool | None = None) -> No
     if grader == "standard" or not runs_pack_code(grader):
         return
     if trust if trust is not None else trusts_pack_code():
+        if source not in _WARNED:  # once per competition: loads repeat
+            _WARNED.add(source)
+            logger.warning("%s: grader %r runs the pack's own code on this host", source, grader)
         return
     raise UnsafePackError(
         f"{source}: grader.name: {grader!r} runs code the pack supplies (grader.options); "

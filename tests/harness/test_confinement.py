@@ -4,6 +4,7 @@ in one line naming the field, before any sample is built or any grader runs."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 from collections.abc import Callable
@@ -164,17 +165,21 @@ def test_each_probe_is_refused_at_load_and_by_synth_check(
 
 
 def test_pack_code_runs_only_when_trusted(
-    tmp_path: Path, host: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, host: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The trust flag is the one way in, and it is explicit (argument, flag or variable)."""
+    """The trust flag is the one way in, and it is explicit (argument, flag or variable);
+    a trusted pack's code is still said out loud, once per competition."""
     monkeypatch.delenv(TRUST_ENV, raising=False)
     task = Path(shutil.copytree(FIXTURES / TASK, tmp_path / TASK))
     _edit(task, metric="sandmle_release_evaluator", grader=_pack_code(host / "ran.txt"))
     with pytest.raises(UnsafePackError, match="--trust-pack-code"):
         load_competition(task)
-    assert load_competition(task, trust_code=True).config.grader.name.startswith("sandmle")
-    monkeypatch.setenv(TRUST_ENV, "1")
-    load_competition(task)
+    with caplog.at_level(logging.WARNING, logger="sandmle.harness.confinement"):
+        assert load_competition(task, trust_code=True).config.grader.name.startswith("sandmle")
+        monkeypatch.setenv(TRUST_ENV, "1")
+        load_competition(task)
+    warned = [r for r in caplog.records if "runs the pack's own code" in r.getMessage()]
+    assert len(warned) == 1
     with pytest.raises(UnsafePackError):
         load_competition(task, trust_code=False)
 
