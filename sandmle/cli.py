@@ -95,6 +95,19 @@ def _root(
 INSPECT_INPUT_ERRORS = ("Unknown solver", "Model API ")
 """Starts of Inspect's ``ValueError`` messages that mean a mistyped name, not a bug."""
 DIRTY_LOG_DIR = "not associated with a task"
+TRUST_HELP = (
+    "Let graders run code a pack brings (e.g. a release's evaluator.py) on this machine; "
+    "only for packs you trust (sets SANDMLE_TRUST_PACK_CODE=1)."
+)
+TrustPackCode = Annotated[bool, typer.Option("--trust-pack-code", help=TRUST_HELP)]
+
+
+def trust_pack_code_if(trusted: bool) -> None:
+    """Apply a ``--trust-pack-code`` flag: to this process and those it starts."""
+    if trusted:
+        from sandmle.harness.confinement import trust_pack_code
+
+        trust_pack_code()
 
 
 @contextmanager
@@ -134,8 +147,10 @@ def grade(
         Path,
         typer.Option("--competition", "-c", help="Competition folder (holds competition.yaml)."),
     ],
+    trust_pack_code: TrustPackCode = False,
 ) -> None:
     """Grade a submission and print MLE-bench's report as JSON (exit 0, valid or not)."""
+    trust_pack_code_if(trust_pack_code)
     from sandmle.harness.competition import load_competition
     from sandmle.harness.grading.bounded import grade_csv_bounded
     from sandmle.harness.grading.report import report_human_rank
@@ -180,8 +195,10 @@ def eval_command(
     limit: Annotated[int | None, typer.Option(help="Evaluate only the first N samples.")] = None,
     epochs: Annotated[int | None, typer.Option(help="Runs per sample.")] = None,
     max_samples: Annotated[int | None, typer.Option(help="Samples run at once.")] = None,
+    trust_pack_code: TrustPackCode = False,
 ) -> None:
     """Evaluate a model under a scaffold on a benchmark (Inspect's eval_set: resumable)."""
+    trust_pack_code_if(trust_pack_code)
     from sandmle.study.evaluate import parse_kv, run_eval
 
     if not any(arg.startswith("sandbox=") and arg != "sandbox=bwrap" for arg in task_arg):

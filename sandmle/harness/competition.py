@@ -12,16 +12,34 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from sandmle.errors import CompetitionError
+from sandmle.harness.confinement import (
+    ID_PATTERN,
+    check_data_dirs,
+    check_grader_code,
+    check_inside,
+    check_tree,
+    data_dir,
+    relative_path,
+)
 
 CONFIG_FILE = "competition.yaml"
 PUBLIC_DIR = Path("prepared/public")
 PRIVATE_DIR = Path("prepared/private")
+RelativePath = Annotated[str, AfterValidator(relative_path)]
+"""A path inside the competition folder: relative, no ``..`` (checked again once resolved)."""
 
 
 class Thresholds(BaseModel):
@@ -55,9 +73,9 @@ class HumanLeaderboards(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    private: str
+    private: RelativePath
     """CSV with a ``score`` column, best first (Kaggle's private board)."""
-    public: str | None = None
+    public: RelativePath | None = None
     """CSV with a ``score`` column, best first (Kaggle's public board)."""
 
 
@@ -66,7 +84,7 @@ class CompetitionConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    id: str = Field(pattern=ID_PATTERN)
     """Competition id; also the folder name."""
     name: str
     """Human-readable title."""
@@ -78,15 +96,15 @@ class CompetitionConfig(BaseModel):
     """Columns that identify a row; empty means rows are matched by position."""
     target_columns: list[str] = Field(min_length=1)
     """Columns that are graded."""
-    answers: str = "prepared/private/answers.csv"
+    answers: RelativePath = "prepared/private/answers.csv"
     """Answers file, relative to the competition folder; must lie under prepared/private."""
-    sample_submission: str = "prepared/public/sample_submission.csv"
+    sample_submission: RelativePath = "prepared/public/sample_submission.csv"
     """Sample submission, relative to the competition folder."""
-    description: str = "prepared/public/description.md"
-    """Task text shown to the agent, relative to the competition folder."""
+    description: RelativePath = "prepared/public/description.md"
+    """Task text shown to the agent, relative to the competition folder; under prepared/public."""
     thresholds: Thresholds | None = None
     """Explicit milestones; exactly one of ``thresholds`` and ``leaderboard`` is set."""
-    leaderboard: str | None = None
+    leaderboard: RelativePath | None = None
     """CSV with a ``score`` column (best first) to derive milestones from by MLE-bench's rule."""
     human_leaderboards: HumanLeaderboards | None = None
     """Private/public boards for HumanRank, where they exist."""
@@ -204,14 +222,27 @@ def metric_direction(config: CompetitionConfig) -> bool:
     return get_metric(config.metric).lower_is_better
 
 
-def load_competition(path: str | Path) -> Competition:
-    """Load one competition folder (the folder holding ``competition.yaml``)."""
+def load_competition(
+    path: str | Path, *, linked_dirs: bool = False, trust_code: bool | None = None
+) -> Competition:
+    """Load one competition folder (the folder holding ``competition.yaml``).
+
+    The folder is untrusted data (:mod:`sandmle.harness.confinement`): a path that leads out
+    of it, a link out of ``prepared/public``, or a grader that runs the folder's own code
+    (unless ``trust_code``, default ``$SANDMLE_TRUST_PACK_CODE``) is a one-line error.
+    ``linked_dirs`` accepts ``prepared/public`` and ``prepared/private`` as symlinks, for views
+    sandmle itself writes onto data the user prepared.
+    """
     root = Path(path)
     config_path = root / CONFIG_FILE
     if not root.is_dir():
         raise CompetitionError(f"{root}: competition folder does not exist")
     if not config_path.is_file():
-        return _load_from_sources(root)
+        return _load_from_sources(root, linked_dirs, trust_code)
+    if config_path.is_symlink():
+        raise CompetitionError(
+            f"{config_path}: is a symlink; a competition's files must be its own"
+        )
     try:
         data = yaml.safe_load(config_path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -223,11 +254,12 @@ def load_competition(path: str | Path) -> Competition:
             f"{config_path}: id {config.id!r} does not match the folder name {root.name!r}"
         )
     competition = Competition(root.resolve(), config)
+    confine(competition, linked_dirs, trust_code)
     _check_files(competition, config_path)
     return competition
 
 
-def _load_from_sources(root: Path) -> Competition:
+def _load_from_sources(root: Path, linked_dirs: bool, trust_code: bool | None) -> Competition:
     """A folder without competition.yaml: ask the registered competition sources."""
     from sandmle.harness.plugins import COMPETITION_SOURCES, load_plugins
 
@@ -235,9 +267,30 @@ def _load_from_sources(root: Path) -> Competition:
         config = describe(root)
         if config is not None:
             competition = Competition(root.resolve(), config)
+            confine(competition, linked_dirs, trust_code)
             _check_files(competition, root)
             return competition
     raise CompetitionError(f"{root}: no {CONFIG_FILE} in this folder, and no known layout")
+
+
+def confine(competition: Competition, linked_dirs: bool = False, trust: bool | None = None) -> None:
+    """Every path the config names stays in its folder; the public folder is plain and apart."""
+    root, config = competition.root, competition.config
+    public = data_dir(root, PUBLIC_DIR, linked=linked_dirs)
+    private = data_dir(root, PRIVATE_DIR, linked=linked_dirs)
+    check_data_dirs(public, private, root)
+    check_tree(public, str(PUBLIC_DIR))
+    check_inside(root, "answers", config.answers, [private], str(PRIVATE_DIR))
+    check_inside(root, "description", config.description, [public], str(PUBLIC_DIR))
+    anywhere = [root, public, private]
+    named = {"sample_submission": config.sample_submission, "leaderboard": config.leaderboard}
+    if config.human_leaderboards is not None:
+        named["human_leaderboards.private"] = config.human_leaderboards.private
+        named["human_leaderboards.public"] = config.human_leaderboards.public
+    for field, relative in named.items():
+        if relative is not None:
+            check_inside(root, field, relative, anywhere, "the competition folder")
+    check_grader_code(config.grader.name, str(root / CONFIG_FILE), trust)
 
 
 def _check_files(competition: Competition, source: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -9,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sandmle.errors import CompetitionError
 from sandmle.harness.competition import CONFIG_FILE, Competition, load_competition
+from sandmle.harness.confinement import ID_PATTERN, UnsafePackError
 
 PACK_FILE = "pack.yaml"
 
@@ -18,8 +20,8 @@ class PackTask(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str
-    """Competition id (a sub-folder of the pack root)."""
+    id: str = Field(pattern=ID_PATTERN)
+    """Competition id (a sub-folder of the pack root; a folder name, never a path)."""
     modality: str | None = None
     """Modality of the task, for filtering."""
     seed_task: str | None = None
@@ -83,22 +85,25 @@ def read_manifest(root: Path) -> PackManifest | None:
         raise CompetitionError(f"{path}: {where}: {err['msg']}") from None
 
 
-def load_pack(path: str | Path, task_ids: list[str] | None = None) -> Pack:
-    """Load every competition under ``path`` (or only ``task_ids``), manifest order first."""
+def load_pack(
+    path: str | Path, task_ids: list[str] | None = None, *, trust_code: bool | None = None
+) -> Pack:
+    """Load every competition under ``path`` (or only ``task_ids``), manifest order first.
+
+    A pack is untrusted data: each task folder must be a real folder of the pack, and each
+    competition is confined (``load_competition``; ``trust_code`` as there).
+    """
     root = Path(path)
     if not root.is_dir():
         raise CompetitionError(f"{root}: pack folder does not exist")
     if (root / CONFIG_FILE).is_file():  # a single competition is a pack of one
-        competition = load_competition(root)
+        competition = load_competition(root, trust_code=trust_code)
         return Pack(
             root,
             PackManifest(name=competition.id, tasks=[PackTask(id=competition.id)]),
             [competition],
         )
-    manifest = read_manifest(root)
-    if manifest is None:
-        ids = sorted(p.name for p in root.iterdir() if (p / CONFIG_FILE).is_file())
-        manifest = PackManifest(name=root.name, tasks=[PackTask(id=i) for i in ids])
+    manifest = pack_manifest(root)
     ids = [t.id for t in manifest.tasks]
     if task_ids is not None:
         unknown = sorted(set(task_ids) - set(ids))
@@ -107,7 +112,30 @@ def load_pack(path: str | Path, task_ids: list[str] | None = None) -> Pack:
         ids = [i for i in ids if i in set(task_ids)]
     if not ids:
         raise CompetitionError(f"{root}: no competitions found (no */{CONFIG_FILE})")
-    return Pack(root.resolve(), manifest, [load_competition(root / i) for i in ids])
+    folders = [task_folder(root, i) for i in ids]
+    return Pack(
+        root.resolve(), manifest, [load_competition(f, trust_code=trust_code) for f in folders]
+    )
+
+
+def pack_manifest(root: Path) -> PackManifest:
+    """``pack.yaml``, else a manifest of the task folders found, by name."""
+    manifest = read_manifest(root)
+    if manifest is None:
+        ids = sorted(p.name for p in root.iterdir() if (p / CONFIG_FILE).is_file())
+        tasks = [PackTask(id=task_folder(root, i).name) for i in ids]
+        manifest = PackManifest(name=root.name, tasks=tasks)
+    return manifest
+
+
+def task_folder(root: Path, task_id: str) -> Path:
+    """The folder of task ``task_id``: a real folder of the pack, not a link to elsewhere."""
+    if not re.fullmatch(ID_PATTERN, task_id):
+        raise UnsafePackError(f"{root}: task id {task_id!r} is not a folder name ({ID_PATTERN})")
+    folder = root / task_id
+    if folder.is_symlink():
+        raise UnsafePackError(f"{root}: task {task_id!r} is a symlink; a pack holds its own tasks")
+    return folder
 
 
 def write_manifest(manifest: PackManifest, root: Path) -> Path:

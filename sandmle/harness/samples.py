@@ -31,6 +31,7 @@ def competition_sample(
 ) -> Sample:
     """The Inspect sample for one competition: its task text, id and host-side metadata."""
     config = competition.config
+    _BUILT[str(competition.root)] = competition
     return Sample(
         id=competition.id,
         input=task_prompt(competition, limits=limits_text, toolkit=toolkit),
@@ -52,9 +53,14 @@ def competition_dataset(samples: list[Sample], name: str) -> MemoryDataset:
     return MemoryDataset(samples, name=name)
 
 
+_BUILT: dict[str, Competition] = {}
+"""Competitions samples were built from in this process, by root: loaded as their benchmark
+loads them (an MLE-Dojo view's linked folders), so the scorer grades the same competition."""
+
+
 @lru_cache(maxsize=1024)
 def _load(root: str) -> Competition:
-    return load_competition(Path(root))
+    return _BUILT.get(root) or load_competition(Path(root))
 
 
 def competition_for(metadata: dict[str, Any]) -> Competition:

@@ -190,4 +190,5 @@ def load_dojo_competition(
     grading = choose_grading(folder, grader)
     if grading.unsupported:
         raise CompetitionError(grading.unsupported)
-    return load_competition(write_view(folder, dojo_config(folder, grading), views))
+    view = write_view(folder, dojo_config(folder, grading), views)
+    return load_competition(view, linked_dirs=True)  # the view links to the user's own data

@@ -137,12 +137,24 @@ def check(
     directory: Annotated[Path, typer.Argument(help="A pack folder or one task folder.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="Processes.")] = None,
+    trust_pack_code: Annotated[
+        bool,
+        typer.Option(
+            "--trust-pack-code",
+            help="Let graders run code the pack brings (a release's evaluator.py) on this "
+            "machine; only for packs you trust (sets SANDMLE_TRUST_PACK_CODE=1).",
+        ),
+    ] = False,
 ) -> None:
-    """Re-run the sanity checks; exit 1 when any task fails one."""
+    """Re-run the sanity checks (the pack's confinement first); exit 1 when any task fails one."""
     if not directory.is_dir():
         raise SandmleError(f"{directory}: folder does not exist")
     from sandmle.benchmarks.synthetic.sanity import check_directory
 
+    if trust_pack_code:
+        from sandmle.harness.confinement import trust_pack_code as trust
+
+        trust()
     results = check_directory(directory, workers=workers)
     errors = {t: [f for f in fs if f.severity == "error"] for t, fs in results.items()}
     if as_json:

@@ -127,7 +127,7 @@ class ReleaseOptions(BaseModel):
     """Seconds one evaluator run may take."""
 
 
-@grader(GRADER)
+@grader(GRADER, runs_pack_code=True)
 def release_evaluator_grader(
     submission: pd.DataFrame, answers: pd.DataFrame, config: CompetitionConfig
 ) -> float:

@@ -23,8 +23,14 @@ from sandmle.benchmarks.synthetic.determinism import regenerated_differences
 from sandmle.benchmarks.synthetic.leaks import find_leaks
 from sandmle.benchmarks.synthetic.mlops import MIN_BAND_SIGMA
 from sandmle.errors import SandmleError
-from sandmle.harness.competition import Competition, load_competition, metric_direction
+from sandmle.harness.competition import (
+    CONFIG_FILE,
+    Competition,
+    load_competition,
+    metric_direction,
+)
 from sandmle.harness.grading.report import CompetitionReport, grade_csv
+from sandmle.harness.pack import PACK_FILE, read_manifest, task_folder
 
 Severity = Literal["error", "warning"]
 
@@ -288,15 +294,40 @@ def _column_mismatches(path: Path, listed: list[str]) -> list[str]:
 
 def check_directory(root: Path, workers: int | None = None) -> dict[str, list[Failure]]:
     """Failures per task for a pack folder (or a single task folder), tasks checked in
-    ``workers`` processes (default: one per core, at most 8)."""
+    ``workers`` processes (default: one per core, at most 8).
+
+    A pack's own failures (a ``pack.yaml`` that does not load, a task id that is a path, a
+    task folder that is a symlink) are reported under ``pack.yaml``; its tasks are those the
+    manifest lists and those found beside it.
+    """
     root = Path(root)
-    if (root / "competition.yaml").is_file():
+    if (root / CONFIG_FILE).is_file():
         return {root.name: check_task(root)}
-    tasks = sorted(p for p in root.iterdir() if (p / "competition.yaml").is_file())
-    if not tasks:
-        raise SandmleError(f"{root}: no task folders (*/competition.yaml) found")
-    workers = min(workers or os.cpu_count() or 1, 8, len(tasks))
+    results, tasks = _pack_tasks(root)
+    if not tasks and not results:
+        raise SandmleError(f"{root}: no task folders (*/{CONFIG_FILE}) found")
+    workers = min(workers or os.cpu_count() or 1, 8, max(len(tasks), 1))
     if workers <= 1:
-        return {task.name: check_task(task) for task in tasks}
+        return results | {task.name: check_task(task) for task in tasks}
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return dict(zip([t.name for t in tasks], pool.map(check_task, tasks), strict=True))
+        checked = dict(zip([t.name for t in tasks], pool.map(check_task, tasks), strict=True))
+    return results | checked
+
+
+def _pack_tasks(root: Path) -> tuple[dict[str, list[Failure]], list[Path]]:
+    """The pack's own failures, and the task folders to check (links out of the pack refused)."""
+    failures: list[Failure] = []
+    found = {p.name for p in root.iterdir() if (p / CONFIG_FILE).is_file()}
+    try:
+        manifest = read_manifest(root)
+    except SandmleError as exc:
+        manifest = None
+        failures.append(Failure(rule="pack_loads", reason=str(exc)))
+    listed = [t.id for t in manifest.tasks] if manifest is not None else []
+    tasks = []
+    for task_id in sorted(set(listed) | found):
+        try:
+            tasks.append(task_folder(root, task_id))
+        except SandmleError as exc:
+            failures.append(Failure(rule="pack_loads", reason=str(exc)))
+    return ({PACK_FILE: failures} if failures else {}), tasks

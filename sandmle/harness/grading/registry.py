@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sandmle.errors import CompetitionError, InvalidSubmission
 from sandmle.harness.competition import CompetitionConfig
+from sandmle.harness.confinement import mark_pack_code_grader
 from sandmle.harness.grading.metrics import MetricFn, get_metric, ranking_k
 from sandmle.harness.plugins import GRADER_PLUGINS, load_plugins
 
@@ -27,11 +28,17 @@ _GRADERS: dict[str, GradeFn] = {}
 _LABEL_METRICS = {"accuracy", "macro_f1"}
 
 
-def grader(name: str) -> Callable[[GradeFn], GradeFn]:
-    """Register a grader under ``name`` (referenced by ``grader.name`` in competition.yaml)."""
+def grader(name: str, *, runs_pack_code: bool = False) -> Callable[[GradeFn], GradeFn]:
+    """Register a grader under ``name`` (referenced by ``grader.name`` in competition.yaml).
+
+    ``runs_pack_code``: the grader runs code the competition folder supplies, so a pack that
+    names it is refused at load unless the user trusts the pack's code (``confinement``).
+    """
 
     def register(fn: GradeFn) -> GradeFn:
         _GRADERS[name] = fn
+        if runs_pack_code:
+            mark_pack_code_grader(name)
         return fn
 
     return register

@@ -1,8 +1,8 @@
 """What a `bwrap` sandbox is set up from: its config, the agent's Python, the sample's data.
 
 `BwrapConfig` is the sandbox config of a task (a model or a YAML file of its fields);
-`sample_public_dir` picks the dir a sample sees at /home/data and checks the sandbox user can
-read it.
+`sample_public_dir` picks the dir a sample sees at /home/data and checks that it holds only
+plain files and folders (no symlink out) and that the sandbox user can read it.
 """
 
 import functools
@@ -18,6 +18,7 @@ from inspect_ai.util import SandboxEnvironmentConfigType
 from pydantic import BaseModel, Field, field_validator
 
 from sandmle.errors import SandmleError
+from sandmle.harness.confinement import check_tree
 from sandmle.harness.layout import PUBLIC_DIR_METADATA_KEY
 
 from ._command import WRITABLE_DIRS
@@ -111,6 +112,7 @@ def sample_public_dir(config: BwrapConfig, metadata: dict[str, Any]) -> Path | N
     path = Path(value).resolve()
     if not path.is_dir():
         raise SandmleError(f"public data dir {path} does not exist; fix {PUBLIC_DIR_METADATA_KEY}")
+    check_tree(path, "public data dir")  # again at start: a link planted since the load
     mode = path.stat().st_mode
     if os.geteuid() == 0 and mode & 0o005 != 0o005:  # the sample's uid is an "other"
         raise SandmleError(

@@ -15,6 +15,7 @@ from sandmle.benchmarks.synthetic.cli import synth_app
 from sandmle.benchmarks.synthetic.release import import_release
 from sandmle.errors import SandmleError
 from sandmle.harness.competition import load_competition
+from sandmle.harness.confinement import TRUST_ENV, UnsafePackError
 from sandmle.harness.grading.bounded import grade_csv_bounded, grading
 from sandmle.harness.grading.report import grade_csv
 
@@ -87,7 +88,7 @@ def submissions(tmp_path: Path) -> list[Path]:
 def test_converted_task_grades_like_the_evaluator(tmp_path: Path, scorer: str, metric: str):
     task = make_release(tmp_path / "release", scorer)
     assert import_release(tmp_path / "release", tmp_path / "out") == ["animal-sounds"]
-    competition = load_competition(tmp_path / "out/animal-sounds")
+    competition = load_competition(tmp_path / "out/animal-sounds", trust_code=True)
     assert competition.config.metric == metric
     t = competition.config.thresholds
     assert (t.gold, t.silver, t.bronze, t.median) == (0.9, 0.8, 0.7, 0.55)
@@ -113,7 +114,7 @@ def test_wrapped_evaluator_reports_its_error_as_invalid(tmp_path: Path):
     import_release(tmp_path / "release", tmp_path / "out")
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"id": [1, 2], "label": ["cat", "dog"]}).to_csv(bad, index=False)
-    report = grade_csv(bad, load_competition(tmp_path / "out/animal-sounds"))
+    report = grade_csv(bad, load_competition(tmp_path / "out/animal-sounds", trust_code=True))
     assert not report.valid_submission
     assert "submission ids do not match answer.csv" in report.invalid_reason
 
@@ -189,7 +190,7 @@ open("scratch.txt", "w").write("written by the evaluator")
 def test_evaluator_runs_in_a_copy_of_the_public_folder(tmp_path: Path):
     task = make_release(tmp_path / "release", READS_TEST)
     assert import_release(tmp_path / "release", tmp_path / "out") == ["animal-sounds"]
-    competition = load_competition(tmp_path / "out/animal-sounds")
+    competition = load_competition(tmp_path / "out/animal-sounds", trust_code=True)
     assert competition.config.metric == "sandmle_release_evaluator"
     public = competition.public_dir
     before = {p.name: p.read_bytes() for p in public.iterdir()}
@@ -202,16 +203,24 @@ def test_evaluator_runs_in_a_copy_of_the_public_folder(tmp_path: Path):
     assert not (competition.private_dir / "scratch.txt").exists()
 
 
-def test_sandmle_grade_runs_the_evaluator_in_the_public_folder(tmp_path: Path):
-    """`sandmle grade` grades a release task whose evaluator reads test.csv as the scorer does."""
+def test_sandmle_grade_runs_the_evaluator_in_the_public_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """`sandmle grade --trust-pack-code` grades a release task whose evaluator reads test.csv
+    as the scorer does; without the flag the pack's evaluator is refused in one line."""
     from sandmle.cli import app
 
+    monkeypatch.setenv(TRUST_ENV, "0")  # restored after the test: the flag sets it to 1
     task = make_release(tmp_path / "release", READS_TEST)
     import_release(tmp_path / "release", tmp_path / "out")
+    args = ["grade", str(submissions(tmp_path)[0]), "-c", str(tmp_path / "out/animal-sounds")]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code != 0 and isinstance(refused.exception, UnsafePackError)
+    assert "--trust-pack-code" in str(refused.exception) and "\n" not in str(refused.exception)
     for path in submissions(tmp_path):
         expected = round(run_original(task, path)["score"], 5)
         args = ["grade", str(path), "--competition", str(tmp_path / "out/animal-sounds")]
-        result = CliRunner().invoke(app, args)
+        result = CliRunner().invoke(app, [*args, "--trust-pack-code"])
         assert result.exit_code == 0, result.output
         report = json.loads(result.output)
         assert report["valid_submission"] and report["score"] == expected
