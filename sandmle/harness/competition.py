@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from sandmle.errors import CompetitionError
+from sandmle.errors import CompetitionError, validation_message
 from sandmle.harness.confinement import (
     ID_PATTERN,
     check_data_dirs,
@@ -165,9 +165,7 @@ class Competition:
 
 
 def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "competition.yaml"
-    return f"{where}: {err['msg']}"
+    return validation_message(exc, where="competition.yaml")
 
 
 def parse_config(data: Any, source: str = CONFIG_FILE) -> CompetitionConfig:

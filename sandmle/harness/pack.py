@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sandmle.errors import CompetitionError
+from sandmle.errors import CompetitionError, validation_message
 from sandmle.harness.competition import CONFIG_FILE, Competition, load_competition
 from sandmle.harness.confinement import ID_PATTERN, UnsafePackError
 
@@ -80,9 +80,7 @@ def read_manifest(root: Path) -> PackManifest | None:
     except yaml.YAMLError as exc:
         raise CompetitionError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise CompetitionError(f"{path}: {where}: {err['msg']}") from None
+        raise CompetitionError(f"{path}: {validation_message(exc)}") from None
 
 
 def load_pack(

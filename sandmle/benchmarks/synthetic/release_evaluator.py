@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sandmle.errors import CompetitionError, InvalidSubmission, SandmleError
+from sandmle.errors import CompetitionError, InvalidSubmission, SandmleError, validation_message
 from sandmle.harness.competition import Competition, CompetitionConfig, Thresholds
 from sandmle.harness.grading.bounded import graded_competition
 from sandmle.harness.grading.metrics import metric
@@ -140,7 +140,7 @@ def release_evaluator_grader(
     try:
         options = ReleaseOptions.model_validate(config.grader.options)
     except ValidationError as exc:
-        raise CompetitionError(f"grader.options: {exc.errors()[0]['msg']}") from None
+        raise CompetitionError(f"grader.options.{validation_message(exc)}") from None
     competition = graded_competition()
     if competition is not None and competition.config.id != config.id:
         competition = None  # named for another grading: not this task's folder

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sandmle.errors import CompetitionError, InvalidSubmission
+from sandmle.errors import CompetitionError, InvalidSubmission, validation_message
 from sandmle.harness.competition import CompetitionConfig
 from sandmle.harness.confinement import mark_pack_code_grader
 from sandmle.harness.grading.metrics import MetricFn, get_metric, ranking_k
@@ -75,9 +75,7 @@ def standard_options(config: CompetitionConfig) -> StandardOptions:
     try:
         return StandardOptions.model_validate(config.grader.options)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise CompetitionError(f"grader.options.{where}: {err['msg']}") from None
+        raise CompetitionError(f"grader.options.{validation_message(exc)}") from None
 
 
 @grader("standard")
