@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from sandmle.benchmarks.synthetic.cli import synth_app
@@ -23,22 +22,12 @@ from sandmle.harness.layout import PUBLIC_DIR_METADATA_KEY
 from sandmle.harness.pack import PackManifest, PackTask, load_pack, write_manifest
 from sandmle.harness.sandbox.bwrap_config import BwrapConfig, sample_public_dir
 from tests.conftest import FIXTURES
+from tests.harness.test_competition import _edit
 
 TASK = "plant-watering"
 HOST_SECRET = "host secret: must never reach an agent"
 Probe = Callable[[Path, Path], None]
 """Breaks the pack ``pack`` (task folder ``pack/TASK``), given a ``host`` folder outside it."""
-
-
-def _edit(task: Path, **changes: object) -> None:
-    path = task / "competition.yaml"
-    data = yaml.safe_load(path.read_text())
-    for key, value in changes.items():
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = value
-    path.write_text(yaml.safe_dump(data))
 
 
 def _relink(link: Path, target: str | Path) -> None:
