@@ -1,7 +1,9 @@
 """The Streamlit leaderboard: ``streamlit run app.py -- LOG_DIR ...`` (``sandmle leaderboard``).
 
 Log dirs come from the arguments after ``--``, else ``SANDMLE_LEADERBOARD_DIRS`` (joined by
-``os.pathsep``), else ``INSPECT_LOG_DIR``, else ``./logs``; the sidebar can change them.
+``os.pathsep``), else ``INSPECT_LOG_DIR``, else ``./logs``; the sidebar can change them, but only
+to folders under the served roots (``serving.ROOTS_ENV``, else those first dirs). Off loopback,
+nothing shows until the visitor gives the token (``?token=``).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 
-from sandmle.leaderboard import charts, tables
+from sandmle.leaderboard import charts, serving, tables
 from sandmle.leaderboard.drilldown import samples_tab
 from sandmle.leaderboard.logs import LoadedLogs, LogCache
 from sandmle.leaderboard.memo import memo
+from sandmle.leaderboard.plain import md_escape
 
 if TYPE_CHECKING:
     from streamlit.elements.lib.column_types import ColumnConfig
@@ -42,9 +45,28 @@ def _log_cache() -> LogCache:
 
 
 def sidebar_dirs() -> list[str]:
-    initial = "\n".join(default_log_dirs(sys.argv[1:], dict(os.environ)))
-    text = st.sidebar.text_area("Log dirs (one per line)", initial, key="log_dirs")
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    """The log dirs in the sidebar's box that lie under the served roots (the rest refused)."""
+    defaults = default_log_dirs(sys.argv[1:], dict(os.environ))
+    roots = serving.served_roots(dict(os.environ)) or defaults
+    text = st.sidebar.text_area("Log dirs (one per line)", "\n".join(defaults), key="log_dirs")
+    wanted = [line.strip() for line in text.splitlines() if line.strip()]
+    kept, refused = serving.confine(wanted, roots)
+    for entry in refused:
+        st.sidebar.error(md_escape(f"not opened (outside the served folders): {entry}"))
+    return kept
+
+
+def token_given() -> bool:
+    """Whether this session may see the logs: loopback, or the right ``?token=`` once."""
+    expected = os.environ.get(serving.TOKEN_ENV)
+    if st.session_state.get("_token_ok") or not expected:
+        return True
+    given = st.query_params.get(serving.TOKEN_PARAM)
+    if serving.token_ok(given, expected):
+        st.session_state["_token_ok"] = True
+        return True
+    st.error("This leaderboard asks for its token: open the address printed by the server.")
+    return False
 
 
 def _dates(samples: pd.DataFrame) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
@@ -199,8 +221,8 @@ def reproduce_tab(samples: pd.DataFrame, log_dirs: list[str]) -> None:
     folder = folders[0]
     manifest = view.read_manifest(folder)
     mine = view.with_roles(samples, manifest)
-    st.caption(f"profile {manifest.get('profile')} · {folder} · trained scaffold "
-               f"{manifest.get('trained_scaffold')}")  # fmt: skip
+    st.caption(md_escape(f"profile {manifest.get('profile')} · {folder} · trained scaffold "
+                         f"{manifest.get('trained_scaffold')}"))  # fmt: skip
     cells = view.cell_table(mine, manifest)
     st.plotly_chart(view.cells_figure(cells, "valid_submission"), key="repro_valid")
     st.plotly_chart(view.cells_figure(cells, "above_median"), key="repro_median")
@@ -216,7 +238,7 @@ def _skipped(loaded: LoadedLogs) -> None:
     if loaded.skipped:
         with st.expander(f"⚠ {len(loaded.skipped)} log(s) skipped"):
             for path, reason in loaded.skipped.items():
-                st.warning(f"{path}: {reason}")
+                st.warning(md_escape(f"{path}: {reason}"))
 
 
 def render(loaded: LoadedLogs, log_dirs: list[str]) -> None:
@@ -254,10 +276,13 @@ EMPTY = (
 def main() -> None:
     st.set_page_config(page_title="sandmle leaderboard", layout="wide")
     st.title("sandmle leaderboard")
+    if not token_given():
+        return
     dirs = sidebar_dirs()
     loaded = _log_cache().load(dirs)
     if loaded.runs.empty:
-        st.info(EMPTY.format(dirs=", ".join(dirs) or "no dirs", first=(dirs or ["logs"])[0]))
+        shown = md_escape(", ".join(dirs) or "no dirs")
+        st.info(EMPTY.format(dirs=shown, first=md_escape((dirs or ["logs"])[0])))
         _skipped(loaded)
         return
     render(loaded, dirs)

@@ -16,8 +16,8 @@ from sandmle.leaderboard.app import DIRS_ENV, default_log_dirs
 from sandmle.leaderboard.cli import APP_FILE
 from sandmle.leaderboard.drilldown import sample_key
 from sandmle.leaderboard.logs import SkippedLogWarning, load_logs
+from sandmle.leaderboard.plain import md_escape
 from sandmle.leaderboard.tables import GRID_COLUMNS
-from sandmle.leaderboard.transcript import mark_line
 
 from .conftest import BUGGY_CODE, CHECKPOINTS, MODELS, REACT_CODE, TRACEBACK
 
@@ -126,7 +126,8 @@ def test_sample_drill_down_explains_the_sample(
     assert buggy["marker"]["symbol"] == "x" and buggy["text"] == ["1", "4"]
     strip = next(c for c in _charts(app) if "medal lines" in c["layout"]["title"]["text"])
     assert {a["text"] for a in strip["layout"]["annotations"]} >= {"bronze", "silver", "gold"}
-    report = app.table[0].value
+    assert not app.table  # st.table renders markdown in cells: the report is a dataframe
+    report = next(f.value for f in app.dataframe if list(f.value.columns) == ["field", "value"])
     assert (
         "bike-rentals" in set(report["value"]) and not report["value"].str.contains("/tmp/").any()
     )
@@ -134,7 +135,9 @@ def test_sample_drill_down_explains_the_sample(
     assert picker.key.startswith("node:")  # one picker per sample: labels never go stale
     picker.select(1).run()
     codes = {code.value for code in app.code}
-    assert mark_line(BUGGY_CODE, 3) in codes and TRACEBACK in codes  # crashed at its line 3
+    assert BUGGY_CODE in codes and TRACEBACK in codes  # the code as it ran: copyable
+    died = md_escape("▶ line 3: ids = train['id']")
+    assert any(c.value == died for c in app.caption)  # the line it died at, named
     assert any(m.value == "KeyError" for m in app.metric)  # the failure kind, in a word
     link = next(b for b in app.get("link_button") if "Inspect View" in b.proto.label)
     assert "/samples/sample/" in link.proto.url
@@ -155,7 +158,7 @@ def test_app_renders_with_broken_logs_and_empty_dirs(
     (log_copy / "corrupt.eval").write_bytes(b"garbage")
     with pytest.warns(SkippedLogWarning, match="corrupt.eval"):
         app = _app(monkeypatch, log_copy)
-    assert any("corrupt.eval" in w.value for w in app.warning)
+    assert any(md_escape("corrupt.eval") in w.value for w in app.warning)
     assert len(app.dataframe[0].value) == 7
     empty = tmp_path / "empty"
     empty.mkdir()
