@@ -1,7 +1,18 @@
 """Errors that the CLI prints as one line (no traceback).
 
-Anything else that escapes to the CLI is a bug and keeps its traceback.
+Anything else that escapes to the CLI is a bug and keeps its traceback. Under ``inspect eval``
+a task's ``SandmleError`` becomes Inspect's ``PrerequisiteError`` (``prerequisite_errors``),
+which Inspect prints as its message alone.
 """
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class SandmleError(Exception):
@@ -12,5 +23,30 @@ class CompetitionError(SandmleError):
     """A competition folder or its ``competition.yaml`` is broken."""
 
 
+class SandmleWarning(UserWarning):
+    """Something left out that a user should hear of; the CLI prints it as one ``note:`` line."""
+
+
 class InvalidSubmission(Exception):  # noqa: N818 - the name MLE-bench users know
     """A submission breaks a grading rule; the message is the one-line reason."""
+
+
+def prerequisite_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """``func`` with its ``SandmleError`` raised as Inspect's ``PrerequisiteError``.
+
+    Put it under ``@task``: ``inspect eval sandmle/synthetic -T pack=/missing`` then prints one
+    line, not the 250 lines of a traceback through Inspect's task group.
+    """
+    # Inspect exports no public name for it; its CLI's exception hook matches this class.
+    from inspect_ai._util.error import PrerequisiteError
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except SandmleError as exc:
+            error = PrerequisiteError(str(exc))
+            error.args = (str(exc),)  # str(error) reads as the message elsewhere too
+            raise error from None
+
+    return wrapper

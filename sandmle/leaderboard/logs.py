@@ -18,6 +18,7 @@ import math
 import os
 import pickle
 import warnings
+import zipfile
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from inspect_ai.log import (
     read_eval_log_sample_summaries_async,
 )
 
+from sandmle.errors import SandmleWarning
 from sandmle.harness.scorer import FLAGS, RATE_KEYS, medal_scorer
 from sandmle.training.checkpoint_info import checkpoint_info, checkpoint_label
 
@@ -57,7 +59,7 @@ READ_CONCURRENCY = 32
 _THRESHOLD_KEYS = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
 
 
-class SkippedLogWarning(UserWarning):
+class SkippedLogWarning(SandmleWarning):
     """A log under a leaderboard dir was left out (unreadable, unfinished or foreign)."""
 
 
@@ -191,6 +193,13 @@ def sample_row(summary: EvalSampleSummary, run: dict[str, Any]) -> dict[str, Any
     return row | fields
 
 
+def unreadable(exc: Exception) -> str:
+    """Why a log could not be read, in words (a zip reader's "EOCD not found" says little)."""
+    if isinstance(exc, zipfile.BadZipFile) or "EOCD" in str(exc):
+        return "unreadable log: not a complete .eval file (cut short, or not a log)"
+    return f"unreadable log ({type(exc).__name__}: {exc})"
+
+
 async def read_log_record(path: str) -> LogRecord:
     """Read one log's header and sample summaries; raises ``LogSkipped`` with the reason."""
     try:
@@ -200,7 +209,7 @@ async def read_log_record(path: str) -> LogRecord:
     except LogSkipped:
         raise
     except Exception as exc:  # noqa: BLE001 - any broken file is skipped, never fatal
-        raise LogSkipped(f"unreadable log ({type(exc).__name__}: {exc})") from exc
+        raise LogSkipped(unreadable(exc)) from exc
     return LogRecord(run=run, samples=[sample_row(s, run) for s in summaries])
 
 
