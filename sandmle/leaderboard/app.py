@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ import streamlit as st
 
 from sandmle.leaderboard import charts, serving, tables
 from sandmle.leaderboard.drilldown import samples_tab
-from sandmle.leaderboard.logs import LoadedLogs, LogCache
+from sandmle.leaderboard.logs import LoadedLogs, LogCache, pool_runs
 from sandmle.leaderboard.memo import memo
 from sandmle.leaderboard.plain import md_escape
 
@@ -86,16 +87,37 @@ def _dates(samples: pd.DataFrame) -> tuple[pd.Timestamp | None, pd.Timestamp | N
     return stamp(picked[0], False), stamp(picked[-1], True)
 
 
+RUN_HELP = (
+    "Each run (one eval or eval_set invocation, or a run:NAME tag) is its own entrant; "
+    "pool them to merge the runs of one model × scaffold."
+)
+
+
+def _run_label(started: pd.Series) -> Callable[[str], str]:
+    """A run's name with its start (to the minute): two runs of one day told apart."""
+    return lambda run: f"{run} · {started[run]:%Y-%m-%d %H:%M}" if run in started else run
+
+
 def sidebar_filters(samples: pd.DataFrame) -> tuple[pd.DataFrame, tuple]:
-    """The samples the sidebar's model, scaffold, benchmark and date filters keep, and the
-    filters (a key for the tables computed from them)."""
-    columns = ("model", "scaffold", "benchmark")
+    """The samples the sidebar's pooling, model, scaffold, benchmark, run and date filters
+    keep, and the filters (a key for the tables computed from them)."""
+    pool = st.sidebar.toggle("Pool runs", key="pool", help=RUN_HELP)
+    if pool:
+        samples = memo("pooled", samples, (), lambda: pool_runs(samples))
+    columns = ("model", "scaffold", "benchmark", "run")
     options = memo(
         "options", samples, (), lambda: {c: sorted(samples[c].unique()) for c in columns}
     )
-    chosen = {c: st.sidebar.multiselect(c.title(), options[c], key=c) for c in columns}
+    started = memo("run_starts", samples, (), lambda: samples.groupby("run")["created"].min())
+    chosen = {
+        c: st.sidebar.multiselect(
+            c.title(), options[c], key=c,
+            format_func=_run_label(started) if c == "run" else str,
+        )
+        for c in columns
+    }  # fmt: skip
     since, until = _dates(samples)
-    params = (*(tuple(v) for v in chosen.values()), since, until)
+    params = (pool, *(tuple(v) for v in chosen.values()), since, until)
     kept = memo(
         "filtered",
         samples,
@@ -105,6 +127,7 @@ def sidebar_filters(samples: pd.DataFrame) -> tuple[pd.DataFrame, tuple]:
             models=chosen["model"],
             scaffolds=chosen["scaffold"],
             benchmarks=chosen["benchmark"],
+            runs=chosen["run"],
             since=since,
             until=until,
         ),
@@ -120,11 +143,13 @@ def _metric(key: str) -> str:
 
 
 PINNED = ("rank", "model", "scaffold")
+
 PAIRS_NOTE = tables.PAIRS_NOTE
 METHOD = (
     "Rates in % with a 95% Wilson interval and k/n (n = sample-epochs; clustered by "
     "competition when a competition ran more than once). Rank = 1 + entrants of the benchmark "
-    "significantly better on any-medal (paired test on shared competitions): ties share a rank."
+    "significantly better on any-medal (paired test on shared competitions): ties share a rank. "
+    "Each run is its own entrant unless runs are pooled (sidebar)."
 )
 
 

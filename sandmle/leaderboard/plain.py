@@ -5,7 +5,7 @@ Streamlit renders markdown in ``st.markdown``, captions, alerts, headers and lab
 ASCII punctuation mark may be escaped in CommonMark, so escaping them all leaves no
 image, link, emphasis, HTML or math. GitHub-style autolinks are found in the text after it is
 parsed (``http://...``, ``www.``, e-mail addresses), so a word joiner (U+2060, invisible) goes
-after each scheme, ``www`` and ``@``: the text reads as written and links nowhere.
+after each such scheme, ``www`` and ``@``: the text reads as written and links nowhere.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 import string
 
 _PUNCTUATION = re.compile("([" + re.escape(string.punctuation) + "])")
-_AUTOLINK = re.compile(r"(?i)([a-z][a-z0-9+.-]*(?=:)|\bwww(?=\.)|@)")
+_AUTOLINK = re.compile(r"(?i)(\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.)|@)")
 WORD_JOINER = "\u2060"
 
 

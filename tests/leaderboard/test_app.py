@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -55,7 +56,8 @@ def test_compact_table_charts_and_download(monkeypatch: pytest.MonkeyPatch, log_
     app = _app(monkeypatch, log_dir)
     table = app.dataframe[0].value
     assert list(table.columns) == [
-        "rank", "model", "scaffold", "benchmark", "Any medal %", "Valid %", "Above median %", "n",
+        "rank", "model", "scaffold", "benchmark", "run", "Any medal %", "Valid %",
+        "Above median %", "n",
     ]  # fmt: skip
     assert set(table["model"]) == {*MODELS, *CHECKPOINTS}
     assert [tab.label for tab in app.tabs] == [
@@ -102,6 +104,30 @@ def test_filters_narrow_the_table(monkeypatch: pytest.MonkeyPatch, log_dir: Path
     app.multiselect(key="benchmark").set_value(["mini"]).run()
     table = app.dataframe[0].value
     assert list(table["scaffold"]) == ["copy_answers"] and "benchmark" not in table.columns
+
+
+def test_runs_are_entrants_filterable_and_pooled_on_request(
+    monkeypatch: pytest.MonkeyPatch, log_dir: Path
+) -> None:
+    app = _app(monkeypatch, log_dir)
+    floor = {"model": MODELS[0], "scaffold": "copy_sample_submission"}
+
+    def floors() -> pd.DataFrame:
+        table = app.dataframe[0].value
+        mine = (table[list(floor)] == pd.Series(floor)).all(axis=1)
+        return table[mine & (table.get("benchmark", "synthetic") == "synthetic")]
+
+    runs = list(floors()["run"])
+    assert len(runs) == 2 and sorted(floors()["n"]) == [2, 4]
+    box = app.multiselect(key="run")  # each run shown with its start, to the minute
+    assert all(any(str(o).startswith(f"{r} · 20") for o in box.options) for r in runs)
+    ns = dict(zip(floors()["run"], floors()["n"], strict=True))
+    box.set_value([runs[0]]).run()
+    assert list(floors()["n"]) == [ns[runs[0]]]  # that run alone
+    app.multiselect(key="run").set_value([]).run()
+    app.toggle(key="pool").set_value(True).run()
+    assert list(floors()["n"]) == [6] and "run" not in app.dataframe[0].value.columns
+    assert not any(" · run " in str(o) for o in app.multiselect(key="compare").options)
 
 
 def _tree_sample_key(log_dir: Path) -> str:
@@ -159,7 +185,7 @@ def test_app_renders_with_broken_logs_and_empty_dirs(
     with pytest.warns(SkippedLogWarning, match="corrupt.eval"):
         app = _app(monkeypatch, log_copy)
     assert any(md_escape("corrupt.eval") in w.value for w in app.warning)
-    assert len(app.dataframe[0].value) == 7
+    assert len(app.dataframe[0].value) == 8
     empty = tmp_path / "empty"
     empty.mkdir()
     app = _app(monkeypatch, empty)

@@ -9,7 +9,7 @@ import typer
 from typer.testing import CliRunner
 
 from sandmle.errors import SandmleError
-from sandmle.leaderboard import cli
+from sandmle.leaderboard import cli, serving
 from sandmle.leaderboard.export import export_html
 
 from .conftest import CHECKPOINTS, MODELS
@@ -53,11 +53,7 @@ def test_leaderboard_serves_by_default(
     for name in dirs:
         (tmp_path / name).mkdir()
     calls: list[list[str]] = []
-    monkeypatch.setattr(
-        cli.subprocess,
-        "run",
-        lambda cmd, check: calls.append(cmd) or type("R", (), {"returncode": 0}),
-    )
+    monkeypatch.setattr(serving, "run_server", lambda cmd, env: calls.append(cmd) or 0)
     result = CliRunner().invoke(_root(), args)
     assert result.exit_code == 0, result.output
     (command,) = calls
@@ -89,11 +85,7 @@ def test_serve_is_headless_without_a_terminal(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     calls: list[list[str]] = []
-    monkeypatch.setattr(
-        cli.subprocess,
-        "run",
-        lambda cmd, check: calls.append(cmd) or type("R", (), {"returncode": 0}),
-    )
+    monkeypatch.setattr(serving, "run_server", lambda cmd, env: calls.append(cmd) or 0)
     result = CliRunner().invoke(_root(), ["leaderboard", str(tmp_path)])  # no tty under CliRunner
     assert result.exit_code == 0, result.output
     command = calls[0]
