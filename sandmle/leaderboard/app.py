@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from streamlit.elements.lib.column_types import ColumnConfig
 
 DIRS_ENV = "SANDMLE_LEADERBOARD_DIRS"
-TABS = ["Leaderboard", "Generalization", "Benchmarks", "Training", "Reproduce", "Samples"]
+TABS = ["Leaderboard", "Models", "Generalization", "Benchmarks", "Training", "Reproduce",
+        "Samples"]  # fmt: skip
 
 
 def default_log_dirs(argv: list[str], environ: dict[str, str]) -> list[str]:
@@ -191,6 +192,32 @@ def comparisons_view(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     st.dataframe(pairs, hide_index=True, key="pairs")
 
 
+MODELS_NOTE = (
+    "Each model pooled over its scaffolds, runs and benchmarks: per competition its mean "
+    "{metric}, then the mean over competitions. Intervals: 95% paired bootstrap over "
+    "competitions ({n} replicates)."
+)
+
+
+def models_tab(samples: pd.DataFrame) -> None:
+    """Model-level verdicts: pooled rank, where each gap holds across scaffolds, win rates."""
+    from sandmle.leaderboard import verdicts
+
+    metric = _metric("models_metric")
+    st.markdown("**Pooled model rank**")
+    st.caption(MODELS_NOTE.format(metric=tables.LABELS[metric], n=verdicts.BOOTSTRAP))
+    rank = memo("model_rank", samples, (metric,), lambda: verdicts.model_rank(samples, metric))
+    st.dataframe(rank, hide_index=True, key="model_rank")
+    st.markdown("**Across scaffolds: where does each gap hold?**")
+    st.caption(verdicts.MULTIPLE_NOTE)
+    cross = memo(
+        "cross", samples, (metric,), lambda: verdicts.cross_scaffold_table(samples, metric)
+    )
+    st.dataframe(cross, hide_index=True, key="cross_scaffold")
+    wins = memo("wins", samples, (metric,), lambda: verdicts.win_rates(samples, metric))
+    st.plotly_chart(charts.win_rate_heatmap(wins), key="win_rates")
+
+
 def generalization_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     metric = _metric("gen_metric")
     benchmarks = sorted(table["benchmark"].unique())
@@ -279,6 +306,8 @@ def render(loaded: LoadedLogs, log_dirs: list[str]) -> None:
         with view:
             if name == "Leaderboard":
                 leaderboard_tab(table, samples)
+            elif name == "Models":
+                models_tab(samples)
             elif name == "Generalization":
                 generalization_tab(table, samples)
             elif name == "Benchmarks":

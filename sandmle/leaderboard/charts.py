@@ -72,6 +72,16 @@ def competition_heatmap(wide: pd.DataFrame, metric: str = "any_medal") -> go.Fig
     return _heatmap(wide, metric, title, "competition")
 
 
+def win_rate_heatmap(matrix: pd.DataFrame) -> go.Figure:
+    """Head-to-head win rates (%) of each model (row) against each other (column)."""
+    title = "Head-to-head: % of shared competitions the row model wins (draws half)"
+    if matrix.empty:
+        return empty_figure(title)
+    fig = _heatmap(matrix, "any_medal", title, "opponent")
+    fig.update_traces(colorbar={"title": "win %"}, colorscale="RdBu", zmid=50)
+    return fig
+
+
 def _axis_range(metric: str) -> list[float]:
     # A fixed range: all-zero data would otherwise get Plotly's -1..1 axis.
     return [-5.0, 105.0] if metric in RATES else [-0.05, 1.05]

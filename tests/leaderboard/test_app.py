@@ -61,7 +61,8 @@ def test_compact_table_charts_and_download(monkeypatch: pytest.MonkeyPatch, log_
     ]  # fmt: skip
     assert set(table["model"]) == {*MODELS, *CHECKPOINTS}
     assert [tab.label for tab in app.tabs] == [
-        "Leaderboard", "Generalization", "Benchmarks", "Training", "Reproduce", "Samples",
+        "Leaderboard", "Models", "Generalization", "Benchmarks", "Training", "Reproduce",
+        "Samples",
     ]  # fmt: skip
     bars = next(c for c in _charts(app) if "by benchmark" in c["layout"]["title"]["text"])
     assert bars["layout"]["yaxis"]["range"] == [-5.0, 105.0]
@@ -128,6 +129,18 @@ def test_runs_are_entrants_filterable_and_pooled_on_request(
     app.toggle(key="pool").set_value(True).run()
     assert list(floors()["n"]) == [6] and "run" not in app.dataframe[0].value.columns
     assert not any(" · run " in str(o) for o in app.multiselect(key="compare").options)
+
+
+def test_models_tab_pools_ranks_and_tests_across_scaffolds(
+    monkeypatch: pytest.MonkeyPatch, log_dir: Path
+) -> None:
+    app = _app(monkeypatch, log_dir, view="Models")
+    rank = next(d.value for d in app.dataframe if "rank 95% CI" in d.value.columns)
+    assert set(rank["model"]) == {*MODELS, *CHECKPOINTS}
+    cross = next(d.value for d in app.dataframe if "holds under" in d.value.columns)
+    assert len(cross) > 0 and set(cross["holds under"]) == {"none"}  # 2 competitions: too few
+    wins = next(c for c in _charts(app) if "Head-to-head" in c["layout"]["title"]["text"])
+    assert set(wins["data"][0]["y"]) == {*MODELS, *CHECKPOINTS}
 
 
 def _tree_sample_key(log_dir: Path) -> str:
