@@ -168,6 +168,22 @@ def leaderboard_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     )
     st.plotly_chart(charts.benchmark_bars(table, "any_medal"), key="overview_bars")
     comparisons_view(table, samples)
+    references_view()
+
+
+def references_view() -> None:
+    """Published results beside ours: reported, not reproduced, in no test or rank."""
+    from sandmle.leaderboard import references as refs
+
+    loaded = refs.load_references()
+    st.markdown("**Published results** (reported, not reproduced)")
+    st.caption(
+        f"From sandmle/leaderboard/references.yaml (version {loaded.version}). Other "
+        "benchmarks and budgets than the rows above: not comparable cell by cell, and in no "
+        "paired test, rank or verdict."
+    )
+    config = {"url": st.column_config.LinkColumn("url")}
+    st.dataframe(refs.reference_table(loaded), hide_index=True, column_config=config, key="refs")
 
 
 def comparisons_view(table: pd.DataFrame, samples: pd.DataFrame) -> None:
