@@ -155,7 +155,8 @@ METHOD = (
 
 
 def _pinned_config() -> dict[str, ColumnConfig]:
-    return {name: st.column_config.TextColumn(name, pinned=True) for name in PINNED}
+    config = {name: st.column_config.TextColumn(name, pinned=True) for name in PINNED}
+    return config | {"run": st.column_config.TextColumn("run", width="small")}  # 8 characters
 
 
 def leaderboard_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
@@ -191,20 +192,14 @@ def comparisons_view(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     st.markdown("**Paired comparisons** (any medal, on the competitions both entrants ran)")
     st.caption(PAIRS_NOTE)
     entrants = list(dict.fromkeys(tables.entrant_names(table)))
-    chosen = st.multiselect("Entrants", entrants, default=entrants[:6], key="compare")
+    default = entrants[: tables.COMPARED]
+    chosen = st.multiselect("Entrants", entrants, default=default, key="compare")
     if len(chosen) < 2:
         st.info("Choose two or more entrants to compare.")
         return
     pairs = memo(
-        "pairs",
-        samples,
-        tuple(chosen),
-        lambda: tables.pairwise_table(
-            samples[tables.entrant_names(samples).isin(chosen)], order=entrants
-        ),
+        "pairs", samples, tuple(chosen), lambda: tables.compared_pairs(samples, chosen, entrants)
     )
-    if pairs["benchmark"].nunique() == 1:
-        pairs = pairs.drop(columns="benchmark")
     st.dataframe(pairs, hide_index=True, key="pairs")
 
 

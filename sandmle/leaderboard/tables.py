@@ -167,6 +167,25 @@ def pairwise_table(
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
+COMPARED = 6
+"""Entrants compared by default (app) and in the export: the best ranked."""
+
+
+def default_pairs(table: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    """Every pair of the ``COMPARED`` best-ranked entrants: the app's default and the export's.
+
+    One function for both, so the two show the same table.
+    """
+    entrants = list(dict.fromkeys(entrant_names(table)))
+    return compared_pairs(samples, entrants[:COMPARED], entrants)
+
+
+def compared_pairs(samples: pd.DataFrame, chosen: list[str], order: list[str]) -> pd.DataFrame:
+    """Pairs of the ``chosen`` entrants in leaderboard ``order``; no benchmark column for one."""
+    pairs = pairwise_table(samples[entrant_names(samples).isin(chosen)], order=order)
+    return pairs.drop(columns="benchmark") if pairs["benchmark"].nunique() == 1 else pairs
+
+
 def _ordered(series: dict[str, pd.Series], order: list[str] | None) -> list[str]:
     rank = {name: i for i, name in enumerate(order or [])}
     return sorted(series, key=lambda n: (rank.get(n, len(rank)), -float(series[n].mean()), n))
@@ -338,14 +357,18 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def compact_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The default view: rank, model, scaffold (benchmark when several), three rates, n."""
+    """The default view: rank, model, scaffold (benchmark when several, run when one model and
+    scaffold ran more than once), three rates, and n (left out beside the run: each rate's
+    ``k/n`` already says it, and the table fits 1440 px)."""
     keys = ["model", "scaffold"]
     if table["benchmark"].nunique() > 1:
         keys.append("benchmark")
-    if table.duplicated(["model", "scaffold", "benchmark"]).any():
-        keys.append("run")  # the same model and scaffold ran more than once: runs tell apart
+    runs = bool(table.duplicated(["model", "scaffold", "benchmark"]).any())
+    if runs:
+        keys.append("run")
     shown = table[["rank", *keys]].copy()
     for metric in COMPACT:
         shown[LABELS[metric]] = table[f"{metric}_text"]
-    shown["n"] = table["n"]
+    if not runs:
+        shown["n"] = table["n"]
     return shown

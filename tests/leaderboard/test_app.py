@@ -57,7 +57,7 @@ def test_compact_table_charts_and_download(monkeypatch: pytest.MonkeyPatch, log_
     table = app.dataframe[0].value
     assert list(table.columns) == [
         "rank", "model", "scaffold", "benchmark", "run", "Any medal %", "Valid %",
-        "Above median %", "n",
+        "Above median %",
     ]  # fmt: skip
     assert set(table["model"]) == {*MODELS, *CHECKPOINTS}
     assert [tab.label for tab in app.tabs] == [

@@ -157,5 +157,5 @@ def test_display_and_compact_tables(samples: pd.DataFrame) -> None:
     compact = tables.compact_table(table)
     assert list(compact.columns) == [
         "rank", "model", "scaffold", "benchmark", "run", "Any medal %", "Valid %",
-        "Above median %", "n",
+        "Above median %",
     ]  # fmt: skip
