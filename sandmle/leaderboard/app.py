@@ -169,7 +169,18 @@ def leaderboard_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     )
     st.plotly_chart(charts.benchmark_bars(table, "any_medal"), key="overview_bars")
     comparisons_view(table, samples)
+    cost_view(samples)
     references_view()
+
+
+def cost_view(samples: pd.DataFrame) -> None:
+    """What each entrant cost beside what it won ("n/a" tokens: a policy that calls no model)."""
+    from sandmle.leaderboard.tasks import cost_table
+
+    st.markdown("**Cost beside quality** (means per sample-epoch)")
+    cost = memo("cost", samples, (), lambda: cost_table(samples))
+    st.dataframe(cost, hide_index=True, key="cost")
+    st.plotly_chart(charts.cost_vs_medal(cost), key="cost_chart")
 
 
 def references_view() -> None:
@@ -248,6 +259,16 @@ def benchmarks_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     st.plotly_chart(charts.benchmark_bars(table, metric), key="bars")
     wide = tables.competition_table(samples, metric)
     st.plotly_chart(charts.competition_heatmap(wide, metric), key="competitions")
+    from sandmle.leaderboard.tasks import task_table
+
+    st.markdown("**Tasks**, most separating first (click a header to sort)")
+    st.caption(
+        "separation: variance of the entrants' any-medal means on the task (0: it tells no two "
+        "apart; 0.25 at most). saturated: every entrant medals, or none does. normalised "
+        "score: 0 at the median threshold, 1 at gold, over valid submissions."
+    )
+    tasks = memo("tasks", samples, (), lambda: task_table(samples))
+    st.dataframe(tasks, hide_index=True, key="tasks")
 
 
 TRAINING_EMPTY = (

@@ -55,7 +55,8 @@ SAMPLE_COLUMNS = [
     "log", "created", *RUN_KEY, "entrant", "checkpoint_step", "checkpoint_label", "checkpoint_run", "sample_id", "epoch",
     "competition_id", "metric", "modality", "task_type", "scored", *FLAGS, "score",
     "human_rank", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
-    "is_lower_better", "invalid_reason", "tokens", "total_time", "working_time", "limit",
+    "is_lower_better", "invalid_reason", "tokens", "input_tokens", "output_tokens", "total_time",
+    "working_time", "limit",
     "error", "message_count",
 ]  # fmt: skip
 READ_CONCURRENCY = 32
@@ -196,6 +197,8 @@ def sample_row(summary: EvalSampleSummary, run: dict[str, Any]) -> dict[str, Any
         "competition_id": meta.get("competition_id", str(summary.id)),
         **{key: meta.get(key) for key in ("metric", "modality", "task_type")},
         "tokens": _usage_tokens(summary.model_usage),
+        "input_tokens": sum(u.input_tokens for u in (summary.model_usage or {}).values()),
+        "output_tokens": sum(u.output_tokens for u in (summary.model_usage or {}).values()),
         "total_time": summary.total_time,
         "working_time": summary.working_time,
         "limit": summary.limit,
@@ -285,7 +288,7 @@ def _local(name: str) -> str:
 
 CACHE_ENV = "SANDMLE_LEADERBOARD_CACHE"
 """File the app keeps its parsed logs in between runs (default under ``~/.cache/sandmle``)."""
-CACHE_FORMAT = (3, tuple(RUN_COLUMNS), tuple(SAMPLE_COLUMNS))
+CACHE_FORMAT = (4, tuple(RUN_COLUMNS), tuple(SAMPLE_COLUMNS))
 """A cache file written with other columns is ignored, never misread."""
 
 

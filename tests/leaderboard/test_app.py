@@ -143,6 +143,20 @@ def test_models_tab_pools_ranks_and_tests_across_scaffolds(
     assert set(wins["data"][0]["y"]) == {*MODELS, *CHECKPOINTS}
 
 
+def test_cost_beside_quality_and_tasks_by_separation(
+    monkeypatch: pytest.MonkeyPatch, log_dir: Path
+) -> None:
+    app = _app(monkeypatch, log_dir)
+    cost = next(d.value for d in app.dataframe if "tokens in / sample" in d.value.columns)
+    assert set(cost["tokens in / sample"]) == {"n/a"}  # mockllm and fixed policies: no usage
+    assert (cost["wall s / sample"] > 0).all()
+    assert any("Cost vs medals" in c["layout"]["title"]["text"] for c in _charts(app))
+    app = _app(monkeypatch, log_dir, view="Benchmarks")
+    tasks = next(d.value for d in app.dataframe if "separation" in d.value.columns)
+    assert tasks["separation"].is_monotonic_decreasing
+    assert set(tasks["competition"]) == {"bike-rentals", "plant-watering"}
+
+
 def _tree_sample_key(log_dir: Path) -> str:
     samples = load_logs([log_dir]).samples
     row = samples[
