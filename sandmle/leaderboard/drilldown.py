@@ -19,6 +19,7 @@ from sandmle.leaderboard.memo import memo
 from sandmle.leaderboard.plain import md_escape
 from sandmle.leaderboard.tables import sample_grid
 from sandmle.leaderboard.transcript import (
+    code_diff,
     crash_line,
     failure_kind,
     inspect_view_command,
@@ -180,7 +181,21 @@ def search_tree_view(nodes: list[SearchNode], key: str) -> None:
         "Node (or click one in the tree)", list(by_id), format_func=lambda i: _node_label(by_id[i]),
         key=picker,
     )  # fmt: skip
-    node_detail(by_id[chosen])
+    node = by_id[chosen]
+    node_detail(node)
+    parent = by_id.get(node.parent) if node.parent is not None else None
+    if parent is not None:
+        diff_view(parent, node)
+
+
+def diff_view(parent: SearchNode, node: SearchNode) -> None:
+    """What the operator changed: the node's code against its parent's."""
+    diff = code_diff(parent, node)
+    with st.expander(f"Diff against parent node {parent.id} ({node.operator})"):
+        if diff:
+            st.code(diff, language="diff")
+        else:
+            st.text(f"Same code as node {parent.id}.")
 
 
 def refused_view(node: SearchNode) -> None:

@@ -192,6 +192,9 @@ def test_sample_drill_down_explains_the_sample(
     died = md_escape("▶ line 3: ids = train['id']")
     assert any(c.value == died for c in app.caption)  # the line it died at, named
     assert any(m.value == "KeyError" for m in app.metric)  # the failure kind, in a word
+    app.selectbox(key=picker.key).select(3).run()  # node 3 debugs node 1
+    diffs = [c.value for c in app.code if c.language == "diff"]
+    assert diffs and "--- node 1" in diffs[0] and "-ids = train['id']" in diffs[0]
     link = next(b for b in app.get("link_button") if "Inspect View" in b.proto.label)
     assert "/samples/sample/" in link.proto.url
 
