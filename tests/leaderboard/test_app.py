@@ -111,12 +111,14 @@ def test_runs_are_entrants_filterable_and_pooled_on_request(
     monkeypatch: pytest.MonkeyPatch, log_dir: Path
 ) -> None:
     app = _app(monkeypatch, log_dir)
+    assert "run" in app.dataframe[0].value.columns  # model-a's floor ran twice: runs shown
+    app.toggle(key="all_columns").set_value(True).run()  # the full table has n
     floor = {"model": MODELS[0], "scaffold": "copy_sample_submission"}
 
     def floors() -> pd.DataFrame:
         table = app.dataframe[0].value
         mine = (table[list(floor)] == pd.Series(floor)).all(axis=1)
-        return table[mine & (table.get("benchmark", "synthetic") == "synthetic")]
+        return table[mine & (table["benchmark"] == "synthetic")]
 
     runs = list(floors()["run"])
     assert len(runs) == 2 and sorted(floors()["n"]) == [2, 4]
@@ -127,8 +129,10 @@ def test_runs_are_entrants_filterable_and_pooled_on_request(
     assert list(floors()["n"]) == [ns[runs[0]]]  # that run alone
     app.multiselect(key="run").set_value([]).run()
     app.toggle(key="pool").set_value(True).run()
-    assert list(floors()["n"]) == [6] and "run" not in app.dataframe[0].value.columns
+    assert list(floors()["n"]) == [6] and set(floors()["run"]) == {"pooled"}
     assert not any(" · run " in str(o) for o in app.multiselect(key="compare").options)
+    app.toggle(key="all_columns").set_value(False).run()
+    assert "run" not in app.dataframe[0].value.columns  # pooled: nothing to tell apart
 
 
 def test_models_tab_pools_ranks_and_tests_across_scaffolds(
