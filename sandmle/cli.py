@@ -9,17 +9,18 @@ import importlib
 import json
 import math
 import sys
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 from typer import _click  # typer's own click: what TyperGroup is declared with
 from typer.core import TyperCommand, TyperGroup
 
 from sandmle import __version__
-from sandmle.errors import SandmleError
+from sandmle.errors import SandmleError, SandmleWarning
 
 LAZY_GROUPS = {
     "synth": ("sandmle.cli:synth_group", "Generate and check synthetic sandbox packs."),
@@ -395,11 +396,50 @@ def sandbox_runtime(
     typer.echo(runtime.python)
 
 
+EXTRAS = dict.fromkeys(
+    ("torch", "trl", "transformers", "accelerate", "datasets", "peft", "gguf"), "train"
+) | {"docker": "docker", "openai": "openai"}
+"""Modules that only an extra installs, and the extra."""
+
+
+def missing_extra(exc: ModuleNotFoundError) -> str | None:
+    """The one-line error for a module an extra would have installed (None: not an extra's)."""
+    module = (exc.name or "").partition(".")[0]
+    extra = EXTRAS.get(module)
+    if extra is None:
+        return None
+    return f"{module} is not installed: this command needs pip install 'sandmle[{extra}]'"
+
+
+def _note(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+    *,
+    default: Callable[..., None] = warnings.showwarning,
+) -> None:
+    """A ``SandmleWarning`` as one ``note:`` line; any other warning as Python shows it."""
+    if issubclass(category, SandmleWarning):
+        print(f"note: {message}", file=file or sys.stderr)
+    else:
+        default(message, category, filename, lineno, file, line)
+
+
 def main() -> None:
+    warnings.showwarning = _note
     try:
         app()
     except SandmleError as exc:
         typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except ModuleNotFoundError as exc:
+        message = missing_extra(exc)
+        if message is None:
+            raise
+        typer.echo(f"error: {message}", err=True)
         sys.exit(2)
 
 

@@ -1,14 +1,21 @@
 """Errors that the CLI prints as one line (no traceback).
 
-Anything else that escapes to the CLI is a bug and keeps its traceback.
+Anything else that escapes to the CLI is a bug and keeps its traceback. Under ``inspect eval``
+a task's ``SandmleError`` becomes Inspect's ``PrerequisiteError`` (``prerequisite_errors``),
+which Inspect prints as its message alone.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class SandmleError(Exception):
@@ -17,6 +24,10 @@ class SandmleError(Exception):
 
 class CompetitionError(SandmleError):
     """A competition folder or its ``competition.yaml`` is broken."""
+
+
+class SandmleWarning(UserWarning):
+    """Something left out that a user should hear of; the CLI prints it as one ``note:`` line."""
 
 
 class InvalidSubmission(Exception):  # noqa: N818 - the name MLE-bench users know
@@ -33,3 +44,24 @@ def validation_message(exc: ValidationError, where: str = "") -> str:
     path = ".".join(str(part) for part in err["loc"]) or where
     message = str(err["msg"]).removeprefix("Value error, ")
     return f"{path}: {message}" if path else message
+
+
+def prerequisite_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """``func`` with its ``SandmleError`` raised as Inspect's ``PrerequisiteError``.
+
+    Put it under ``@task``: ``inspect eval sandmle/synthetic -T pack=/missing`` then prints one
+    line, not the 250 lines of a traceback through Inspect's task group.
+    """
+    # Inspect exports no public name for it; its CLI's exception hook matches this class.
+    from inspect_ai._util.error import PrerequisiteError
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except SandmleError as exc:
+            error = PrerequisiteError(str(exc))
+            error.args = (str(exc),)  # str(error) reads as the message elsewhere too
+            raise error from None
+
+    return wrapper

@@ -1,29 +1,34 @@
 """The Streamlit leaderboard: ``streamlit run app.py -- LOG_DIR ...`` (``sandmle leaderboard``).
 
 Log dirs come from the arguments after ``--``, else ``SANDMLE_LEADERBOARD_DIRS`` (joined by
-``os.pathsep``), else ``INSPECT_LOG_DIR``, else ``./logs``; the sidebar can change them.
+``os.pathsep``), else ``INSPECT_LOG_DIR``, else ``./logs``; the sidebar can change them, but only
+to folders under the served roots (``serving.ROOTS_ENV``, else those first dirs). Off loopback,
+nothing shows until the visitor gives the token (``?token=``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
 
-from sandmle.leaderboard import charts, tables
+from sandmle.leaderboard import charts, serving, tables
 from sandmle.leaderboard.drilldown import samples_tab
-from sandmle.leaderboard.logs import LoadedLogs, LogCache
+from sandmle.leaderboard.logs import LoadedLogs, LogCache, pool_runs
 from sandmle.leaderboard.memo import memo
+from sandmle.leaderboard.plain import md_escape
 
 if TYPE_CHECKING:
     from streamlit.elements.lib.column_types import ColumnConfig
 
 DIRS_ENV = "SANDMLE_LEADERBOARD_DIRS"
-TABS = ["Leaderboard", "Generalization", "Benchmarks", "Training", "Reproduce", "Samples"]
+TABS = ["Leaderboard", "Models", "Generalization", "Benchmarks", "Training", "Reproduce",
+        "Samples"]  # fmt: skip
 
 
 def default_log_dirs(argv: list[str], environ: dict[str, str]) -> list[str]:
@@ -42,9 +47,28 @@ def _log_cache() -> LogCache:
 
 
 def sidebar_dirs() -> list[str]:
-    initial = "\n".join(default_log_dirs(sys.argv[1:], dict(os.environ)))
-    text = st.sidebar.text_area("Log dirs (one per line)", initial, key="log_dirs")
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    """The log dirs in the sidebar's box that lie under the served roots (the rest refused)."""
+    defaults = default_log_dirs(sys.argv[1:], dict(os.environ))
+    roots = serving.served_roots(dict(os.environ)) or defaults
+    text = st.sidebar.text_area("Log dirs (one per line)", "\n".join(defaults), key="log_dirs")
+    wanted = [line.strip() for line in text.splitlines() if line.strip()]
+    kept, refused = serving.confine(wanted, roots)
+    for entry in refused:
+        st.sidebar.error(md_escape(f"not opened (outside the served folders): {entry}"))
+    return kept
+
+
+def token_given() -> bool:
+    """Whether this session may see the logs: loopback, or the right ``?token=`` once."""
+    expected = os.environ.get(serving.TOKEN_ENV)
+    if st.session_state.get("_token_ok") or not expected:
+        return True
+    given = st.query_params.get(serving.TOKEN_PARAM)
+    if serving.token_ok(given, expected):
+        st.session_state["_token_ok"] = True
+        return True
+    st.error("This leaderboard asks for its token: open the address printed by the server.")
+    return False
 
 
 def _dates(samples: pd.DataFrame) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
@@ -64,16 +88,37 @@ def _dates(samples: pd.DataFrame) -> tuple[pd.Timestamp | None, pd.Timestamp | N
     return stamp(picked[0], False), stamp(picked[-1], True)
 
 
+RUN_HELP = (
+    "Each run (one eval or eval_set invocation, or a run:NAME tag) is its own entrant; "
+    "pool them to merge the runs of one model × scaffold."
+)
+
+
+def _run_label(started: pd.Series) -> Callable[[str], str]:
+    """A run's name with its start (to the minute): two runs of one day told apart."""
+    return lambda run: f"{run} · {started[run]:%Y-%m-%d %H:%M}" if run in started else run
+
+
 def sidebar_filters(samples: pd.DataFrame) -> tuple[pd.DataFrame, tuple]:
-    """The samples the sidebar's model, scaffold, benchmark and date filters keep, and the
-    filters (a key for the tables computed from them)."""
-    columns = ("model", "scaffold", "benchmark")
+    """The samples the sidebar's pooling, model, scaffold, benchmark, run and date filters
+    keep, and the filters (a key for the tables computed from them)."""
+    pool = st.sidebar.toggle("Pool runs", key="pool", help=RUN_HELP)
+    if pool:
+        samples = memo("pooled", samples, (), lambda: pool_runs(samples))
+    columns = ("model", "scaffold", "benchmark", "run")
     options = memo(
         "options", samples, (), lambda: {c: sorted(samples[c].unique()) for c in columns}
     )
-    chosen = {c: st.sidebar.multiselect(c.title(), options[c], key=c) for c in columns}
+    started = memo("run_starts", samples, (), lambda: samples.groupby("run")["created"].min())
+    chosen = {
+        c: st.sidebar.multiselect(
+            c.title(), options[c], key=c,
+            format_func=_run_label(started) if c == "run" else str,
+        )
+        for c in columns
+    }  # fmt: skip
     since, until = _dates(samples)
-    params = (*(tuple(v) for v in chosen.values()), since, until)
+    params = (pool, *(tuple(v) for v in chosen.values()), since, until)
     kept = memo(
         "filtered",
         samples,
@@ -83,6 +128,7 @@ def sidebar_filters(samples: pd.DataFrame) -> tuple[pd.DataFrame, tuple]:
             models=chosen["model"],
             scaffolds=chosen["scaffold"],
             benchmarks=chosen["benchmark"],
+            runs=chosen["run"],
             since=since,
             until=until,
         ),
@@ -98,16 +144,19 @@ def _metric(key: str) -> str:
 
 
 PINNED = ("rank", "model", "scaffold")
+
 PAIRS_NOTE = tables.PAIRS_NOTE
 METHOD = (
     "Rates in % with a 95% Wilson interval and k/n (n = sample-epochs; clustered by "
     "competition when a competition ran more than once). Rank = 1 + entrants of the benchmark "
-    "significantly better on any-medal (paired test on shared competitions): ties share a rank."
+    "significantly better on any-medal (paired test on shared competitions): ties share a rank. "
+    "Each run is its own entrant unless runs are pooled (sidebar)."
 )
 
 
 def _pinned_config() -> dict[str, ColumnConfig]:
-    return {name: st.column_config.TextColumn(name, pinned=True) for name in PINNED}
+    config = {name: st.column_config.TextColumn(name, pinned=True) for name in PINNED}
+    return config | {"run": st.column_config.TextColumn("run", width="small")}  # 8 characters
 
 
 def leaderboard_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
@@ -120,6 +169,33 @@ def leaderboard_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     )
     st.plotly_chart(charts.benchmark_bars(table, "any_medal"), key="overview_bars")
     comparisons_view(table, samples)
+    cost_view(samples)
+    references_view()
+
+
+def cost_view(samples: pd.DataFrame) -> None:
+    """What each entrant cost beside what it won ("n/a" tokens: a policy that calls no model)."""
+    from sandmle.leaderboard.tasks import cost_table
+
+    st.markdown("**Cost beside quality** (means per sample-epoch)")
+    cost = memo("cost", samples, (), lambda: cost_table(samples))
+    st.dataframe(cost, hide_index=True, key="cost")
+    st.plotly_chart(charts.cost_vs_medal(cost), key="cost_chart")
+
+
+def references_view() -> None:
+    """Published results beside ours: reported, not reproduced, in no test or rank."""
+    from sandmle.leaderboard import references as refs
+
+    loaded = refs.load_references()
+    st.markdown("**Published results** (reported, not reproduced)")
+    st.caption(
+        f"From sandmle/leaderboard/references.yaml (version {loaded.version}). Other "
+        "benchmarks and budgets than the rows above: not comparable cell by cell, and in no "
+        "paired test, rank or verdict."
+    )
+    config = {"url": st.column_config.LinkColumn("url")}
+    st.dataframe(refs.reference_table(loaded), hide_index=True, column_config=config, key="refs")
 
 
 def comparisons_view(table: pd.DataFrame, samples: pd.DataFrame) -> None:
@@ -127,21 +203,41 @@ def comparisons_view(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     st.markdown("**Paired comparisons** (any medal, on the competitions both entrants ran)")
     st.caption(PAIRS_NOTE)
     entrants = list(dict.fromkeys(tables.entrant_names(table)))
-    chosen = st.multiselect("Entrants", entrants, default=entrants[:6], key="compare")
+    default = entrants[: tables.COMPARED]
+    chosen = st.multiselect("Entrants", entrants, default=default, key="compare")
     if len(chosen) < 2:
         st.info("Choose two or more entrants to compare.")
         return
     pairs = memo(
-        "pairs",
-        samples,
-        tuple(chosen),
-        lambda: tables.pairwise_table(
-            samples[tables.entrant_names(samples).isin(chosen)], order=entrants
-        ),
+        "pairs", samples, tuple(chosen), lambda: tables.compared_pairs(samples, chosen, entrants)
     )
-    if pairs["benchmark"].nunique() == 1:
-        pairs = pairs.drop(columns="benchmark")
     st.dataframe(pairs, hide_index=True, key="pairs")
+
+
+MODELS_NOTE = (
+    "Each model pooled over its scaffolds, runs and benchmarks: per competition its mean "
+    "{metric}, then the mean over competitions. Intervals: 95% paired bootstrap over "
+    "competitions ({n} replicates)."
+)
+
+
+def models_tab(samples: pd.DataFrame) -> None:
+    """Model-level verdicts: pooled rank, where each gap holds across scaffolds, win rates."""
+    from sandmle.leaderboard import verdicts
+
+    metric = _metric("models_metric")
+    st.markdown("**Pooled model rank**")
+    st.caption(MODELS_NOTE.format(metric=tables.LABELS[metric], n=verdicts.BOOTSTRAP))
+    rank = memo("model_rank", samples, (metric,), lambda: verdicts.model_rank(samples, metric))
+    st.dataframe(rank, hide_index=True, key="model_rank")
+    st.markdown("**Across scaffolds: where does each gap hold?**")
+    st.caption(verdicts.MULTIPLE_NOTE)
+    cross = memo(
+        "cross", samples, (metric,), lambda: verdicts.cross_scaffold_table(samples, metric)
+    )
+    st.dataframe(cross, hide_index=True, key="cross_scaffold")
+    wins = memo("wins", samples, (metric,), lambda: verdicts.win_rates(samples, metric))
+    st.plotly_chart(charts.win_rate_heatmap(wins), key="win_rates")
 
 
 def generalization_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
@@ -163,6 +259,16 @@ def benchmarks_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     st.plotly_chart(charts.benchmark_bars(table, metric), key="bars")
     wide = tables.competition_table(samples, metric)
     st.plotly_chart(charts.competition_heatmap(wide, metric), key="competitions")
+    from sandmle.leaderboard.tasks import task_table
+
+    st.markdown("**Tasks**, most separating first (click a header to sort)")
+    st.caption(
+        "separation: variance of the entrants' any-medal means on the task (0: it tells no two "
+        "apart; 0.25 at most). saturated: every entrant medals, or none does. normalised "
+        "score: 0 at the median threshold, 1 at gold, over valid submissions."
+    )
+    tasks = memo("tasks", samples, (), lambda: task_table(samples))
+    st.dataframe(tasks, hide_index=True, key="tasks")
 
 
 TRAINING_EMPTY = (
@@ -199,8 +305,8 @@ def reproduce_tab(samples: pd.DataFrame, log_dirs: list[str]) -> None:
     folder = folders[0]
     manifest = view.read_manifest(folder)
     mine = view.with_roles(samples, manifest)
-    st.caption(f"profile {manifest.get('profile')} · {folder} · trained scaffold "
-               f"{manifest.get('trained_scaffold')}")  # fmt: skip
+    st.caption(md_escape(f"profile {manifest.get('profile')} · {folder} · trained scaffold "
+                         f"{manifest.get('trained_scaffold')}"))  # fmt: skip
     cells = view.cell_table(mine, manifest)
     st.plotly_chart(view.cells_figure(cells, "valid_submission"), key="repro_valid")
     st.plotly_chart(view.cells_figure(cells, "above_median"), key="repro_median")
@@ -216,7 +322,7 @@ def _skipped(loaded: LoadedLogs) -> None:
     if loaded.skipped:
         with st.expander(f"⚠ {len(loaded.skipped)} log(s) skipped"):
             for path, reason in loaded.skipped.items():
-                st.warning(f"{path}: {reason}")
+                st.warning(md_escape(f"{path}: {reason}"))
 
 
 def render(loaded: LoadedLogs, log_dirs: list[str]) -> None:
@@ -232,6 +338,8 @@ def render(loaded: LoadedLogs, log_dirs: list[str]) -> None:
         with view:
             if name == "Leaderboard":
                 leaderboard_tab(table, samples)
+            elif name == "Models":
+                models_tab(samples)
             elif name == "Generalization":
                 generalization_tab(table, samples)
             elif name == "Benchmarks":
@@ -254,10 +362,13 @@ EMPTY = (
 def main() -> None:
     st.set_page_config(page_title="sandmle leaderboard", layout="wide")
     st.title("sandmle leaderboard")
+    if not token_given():
+        return
     dirs = sidebar_dirs()
     loaded = _log_cache().load(dirs)
     if loaded.runs.empty:
-        st.info(EMPTY.format(dirs=", ".join(dirs) or "no dirs", first=(dirs or ["logs"])[0]))
+        shown = md_escape(", ".join(dirs) or "no dirs")
+        st.info(EMPTY.format(dirs=shown, first=md_escape((dirs or ["logs"])[0])))
         _skipped(loaded)
         return
     render(loaded, dirs)

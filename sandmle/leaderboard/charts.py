@@ -72,6 +72,39 @@ def competition_heatmap(wide: pd.DataFrame, metric: str = "any_medal") -> go.Fig
     return _heatmap(wide, metric, title, "competition")
 
 
+def win_rate_heatmap(matrix: pd.DataFrame) -> go.Figure:
+    """Head-to-head win rates (%) of each model (row) against each other (column)."""
+    title = "Head-to-head: % of shared competitions the row model wins (draws half)"
+    if matrix.empty:
+        return empty_figure(title)
+    fig = _heatmap(matrix, "any_medal", title, "opponent")
+    fig.update_traces(colorbar={"title": "win %"}, colorscale="RdBu", zmid=50)
+    return fig
+
+
+def cost_vs_medal(cost: pd.DataFrame) -> go.Figure:
+    """Each entrant's any-medal rate against its wall time per sample (tokens in the hover)."""
+    title = "Cost vs medals: wall time per sample-epoch against any-medal %"
+    if cost.empty:
+        return empty_figure(title)
+    hover = [f"{e}<br>tokens in/out per sample: {i} / {o}" for e, i, o in
+             zip(cost["entrant"], cost["tokens in / sample"], cost["tokens out / sample"],
+                 strict=True)]  # fmt: skip
+    fig = go.Figure(
+        go.Scatter(
+            x=cost["wall s / sample"],
+            y=cost["Any medal %"],
+            mode="markers",
+            marker={"size": 11},
+            hovertext=hover,
+            hovertemplate="%{hovertext}<br>%{x:.1f} s, %{y:.0f}%<extra></extra>",
+        )
+    )
+    fig.update_xaxes(title="wall s / sample-epoch", rangemode="tozero")
+    fig.update_yaxes(title="Any medal %", range=_axis_range("any_medal"))
+    return _layout(fig, title)
+
+
 def _axis_range(metric: str) -> list[float]:
     # A fixed range: all-zero data would otherwise get Plotly's -1..1 axis.
     return [-5.0, 105.0] if metric in RATES else [-0.05, 1.05]

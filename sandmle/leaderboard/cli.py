@@ -1,6 +1,7 @@
 """``sandmle leaderboard``: serve the Streamlit app, or export a static HTML report.
 
-``sandmle leaderboard [LOG_DIR ...] [--port P]`` serves; ``sandmle leaderboard export LOG_DIR
+``sandmle leaderboard [LOG_DIR ...] [--host H] [--port P]`` serves (127.0.0.1 unless told
+otherwise, and then with a token: ``serving``); ``sandmle leaderboard export LOG_DIR
 --out report.html`` exports. A click group cannot take a variadic positional next to its
 subcommands, so the group sends any first argument that is not a subcommand to ``serve``.
 """
@@ -8,7 +9,6 @@ subcommands, so the group sends any first argument that is not a subcommand to `
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -18,6 +18,7 @@ from typer import _click  # typer's own click: what TyperGroup is declared with
 from typer.core import TyperGroup
 
 from sandmle.errors import SandmleError
+from sandmle.leaderboard import serving
 
 APP_FILE = Path(__file__).with_name("app.py")
 DEFAULT_PORT = 8501
@@ -42,13 +43,17 @@ leaderboard_app = typer.Typer(
 )
 
 
-def streamlit_command(log_dirs: list[Path], port: int, headless: bool = False) -> list[str]:
+def streamlit_command(
+    log_dirs: list[Path], port: int, headless: bool = False, host: str = serving.DEFAULT_HOST
+) -> list[str]:
     """The ``streamlit run`` command line serving the packaged app on ``log_dirs``.
 
-    Usage statistics are always off: the app runs on logs that may be private.
+    Usage statistics are always off: the app runs on logs that may be private. The address is
+    always given: without one Streamlit listens on every interface.
     """
     command = [sys.executable, "-m", "streamlit", "run", str(APP_FILE)]
-    command += ["--server.port", str(port), "--server.headless", str(headless).lower()]
+    command += ["--server.address", host, "--server.port", str(port)]
+    command += ["--server.headless", str(headless).lower()]
     command += ["--browser.gatherUsageStats", "false"]
     return [*command, "--", *(str(d) for d in log_dirs)]
 
@@ -78,7 +83,23 @@ def serve(
             "else ./logs)."
         ),
     ] = None,
+    host: Annotated[
+        str,
+        typer.Option(
+            help="Address to listen on; any but loopback prints a warning and asks visitors "
+            "for a token.",
+            show_default=True,
+        ),
+    ] = serving.DEFAULT_HOST,
     port: Annotated[int, typer.Option(help="Port to serve on.", show_default=True)] = DEFAULT_PORT,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar=serving.TOKEN_ENV,
+            help="Token visitors give as ?token= off loopback (default: a random one, printed).",
+            show_default=False,
+        ),
+    ] = None,
     headless: Annotated[
         bool | None,
         typer.Option(
@@ -89,8 +110,13 @@ def serve(
     """Serve the leaderboard app (the default: 'sandmle leaderboard DIR' serves DIR)."""
     dirs = existing_dirs(log_dirs or [Path(os.environ.get("INSPECT_LOG_DIR", "logs"))])
     quiet = not has_terminal() if headless is None else headless
-    result = subprocess.run(streamlit_command(dirs, port, quiet), check=False)
-    raise typer.Exit(result.returncode)
+    env = {**os.environ, serving.ROOTS_ENV: serving.roots_value(dirs)}
+    env.pop(serving.TOKEN_ENV, None)
+    if not serving.is_loopback(host):
+        env[serving.TOKEN_ENV] = token = token or serving.new_token()
+        typer.echo(serving.exposure_warning(host, port, token), err=True)
+    code = serving.run_server(streamlit_command(dirs, port, quiet, host), env)
+    raise typer.Exit(code)
 
 
 @leaderboard_app.command()

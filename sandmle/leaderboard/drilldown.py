@@ -16,14 +16,15 @@ import streamlit as st
 from sandmle.harness.search_tree import SearchNode
 from sandmle.leaderboard import charts
 from sandmle.leaderboard.memo import memo
+from sandmle.leaderboard.plain import md_escape
 from sandmle.leaderboard.tables import sample_grid
 from sandmle.leaderboard.transcript import (
+    code_diff,
     crash_line,
     failure_kind,
     inspect_view_command,
     inspect_view_root,
     inspect_view_url,
-    mark_line,
     node_error,
     read_sample,
     refused_replies,
@@ -115,38 +116,42 @@ def samples_tab(samples: pd.DataFrame, log_dirs: list[str]) -> None:
 def explain_sample(samples: pd.DataFrame, row: pd.Series, index: int, log_dirs: list[str]) -> None:
     """Everything that says why one sample scored what it did."""
     st.subheader(
-        f"{row['model']} · {row['scaffold']} · {row['competition_id']} · epoch {row['epoch']}"
+        md_escape(
+            f"{row['model']} · {row['scaffold']} · {row['competition_id']} · epoch {row['epoch']}"
+        )
     )
     url = inspect_view_url(row["log"], row["sample_id"], int(row["epoch"]), log_dirs)
     st.link_button("Open in Inspect View", url, key="inspect_view")
     command = inspect_view_command(inspect_view_root(row["log"], log_dirs))
-    st.caption(f"needs `{command}` running · log: {PurePath(row['log']).name}")
+    st.caption(md_escape(f"needs {command} running · log: {PurePath(row['log']).name}"))
     same = samples[samples["competition_id"] == row["competition_id"]]
     st.plotly_chart(charts.score_strip(same, chosen=index), key="score_strip")
     sample = read_sample(row["log"], row["sample_id"], int(row["epoch"]))
     if sample.error:
-        st.error(f"The sample errored: {sample.error.message}")
+        st.error(md_escape(f"The sample errored: {sample.error.message}"))
     report = score_report(sample)
     if report:
         st.markdown("**Grading report**")
-        st.table(pd.DataFrame(report_rows(report), columns=["field", "value"]))
+        rows = pd.DataFrame(report_rows(report), columns=["field", "value"]).astype(str)
+        st.dataframe(rows, hide_index=True, key="report")  # cells drawn as text, never markdown
     nodes = search_tree(sample)
     if nodes:
         search_tree_view(nodes, sample_key(row))
-    st.markdown(f"**Transcript** ({len(sample.messages)} messages)")
+    count = len(sample.messages)
+    st.markdown(f"**Transcript** ({count} message{'' if count == 1 else 's'})")
     for view in transcript(sample):
         with st.chat_message(view.role if view.role in ("user", "assistant") else "ai"):
-            st.markdown(f"**{view.role}**")
+            st.markdown(f"**{md_escape(view.role)}**")
             if len(view.text) > LONG_PROMPT and view.role in ("system", "user"):
-                with st.expander(view.text.strip().splitlines()[0][:100]):  # prompts: folded
+                with st.expander(md_escape(view.text.strip().splitlines()[0][:100])):  # folded
                     st.text(view.text)
             elif view.text:
                 st.text(view.text)
             for call in view.tool_calls:
-                st.caption(f"tool call: {call.function}")
+                st.caption(md_escape(f"tool call: {call.function}"))
                 st.code(call.body, language=call.language, line_numbers=call.language != "json")
             if view.tool_error:
-                st.error(view.tool_error)
+                st.error(md_escape(view.tool_error))
 
 
 def _node_label(node: SearchNode) -> str:
@@ -176,7 +181,21 @@ def search_tree_view(nodes: list[SearchNode], key: str) -> None:
         "Node (or click one in the tree)", list(by_id), format_func=lambda i: _node_label(by_id[i]),
         key=picker,
     )  # fmt: skip
-    node_detail(by_id[chosen])
+    node = by_id[chosen]
+    node_detail(node)
+    parent = by_id.get(node.parent) if node.parent is not None else None
+    if parent is not None:
+        diff_view(parent, node)
+
+
+def diff_view(parent: SearchNode, node: SearchNode) -> None:
+    """What the operator changed: the node's code against its parent's."""
+    diff = code_diff(parent, node)
+    with st.expander(f"Diff against parent node {parent.id} ({node.operator})"):
+        if diff:
+            st.code(diff, language="diff")
+        else:
+            st.text(f"Same code as node {parent.id}.")
 
 
 def refused_view(node: SearchNode) -> None:
@@ -187,11 +206,19 @@ def refused_view(node: SearchNode) -> None:
     st.markdown(f"**Replies refused** ({len(refused)})")
     for item in refused:
         where = f" · line {item.line} does not compile" if item.line else ""
-        st.markdown(f"Reply {item.attempt}: {item.why or 'refused'}{where}")
+        st.markdown(md_escape(f"Reply {item.attempt}: {item.why or 'refused'}{where}"))
         with st.expander(f"raw reply {item.attempt} ({len(item.reply)} chars)"):
             st.text(item.reply or "(empty reply)")
         if item.code.strip():
-            st.code(mark_line(item.code, item.line), language="python")
+            python_code(item.code, item.line)
+
+
+def python_code(code: str, line: int | None) -> None:
+    """Code as it ran (copyable: numbers are drawn beside it, not in it), the failing line named."""
+    st.code(code, language="python", line_numbers=True)
+    lines = code.splitlines()
+    if line and 0 < line <= len(lines):
+        st.caption(md_escape(f"▶ line {line}: {lines[line - 1].strip()}"))
 
 
 def code_view(node: SearchNode) -> None:
@@ -202,7 +229,7 @@ def code_view(node: SearchNode) -> None:
     if not node.code:
         st.code("(no code: every reply was refused)" if refused_replies(node) else "(no code)")
     else:
-        st.code(mark_line(node.code, line), language="python")
+        python_code(node.code, line)
     if trace:
         st.markdown("**Traceback**")
         st.code(trace, language=None)
@@ -210,23 +237,25 @@ def code_view(node: SearchNode) -> None:
 
 def node_detail(node: SearchNode) -> None:
     cells = st.columns(5)
-    cells[0].metric("operator", node.operator)
+    # metric values render markdown too: the operator and failure come from the agent's store
+    cells[0].metric("operator", md_escape(node.operator))
     cells[1].metric("step", node.step)
     cells[2].metric("metric", "—" if node.metric is None else f"{node.metric:.4g}")
     cells[3].metric("run time", "—" if node.exec_time_s is None else f"{node.exec_time_s:.1f} s")
-    cells[4].metric("result", failure_kind(node) or "ok")
+    cells[4].metric("result", md_escape(failure_kind(node) or "ok"))
     if node.plan:
-        st.markdown(f"**Plan**\n\n{node.plan}")
+        st.markdown("**Plan**")
+        st.text(node.plan)
     if node.summary:
-        st.markdown(f"**Review:** {node.summary}")
+        st.markdown(f"**Review:** {md_escape(node.summary)}")
     refused_view(node)
     code_view(node)
     st.markdown("**Terminal output**")
     st.code(node.output or "(no output)", language=None)
     error = node_error(node)
     if error and error[1] and error[1] not in node.output:
-        st.markdown(f"**Error** {error[0]}")
+        st.markdown(f"**Error** {md_escape(error[0])}")
         st.code(error[1], language=None)
     stop = getattr(node, "stop_reason", None) or node.extra.get("stop_reason")
     if stop:
-        st.caption(f"stop reason: {stop}")
+        st.caption(md_escape(f"stop reason: {stop}"))

@@ -93,6 +93,30 @@ def _generalization_html(table: pd.DataFrame, samples: pd.DataFrame) -> list[str
     return parts
 
 
+def verdicts_html(samples: pd.DataFrame) -> list[str]:
+    """The app's Models tab: pooled model rank and where each gap holds across scaffolds."""
+    from sandmle.leaderboard import verdicts
+
+    return [
+        "<h2>Models pooled over scaffolds and benchmarks (any medal)</h2>",
+        _table_html(verdicts.model_rank(samples)),
+        "<h2>Across scaffolds: where does each gap hold?</h2>",
+        f"<p class='note'>{html.escape(verdicts.MULTIPLE_NOTE)}</p>",
+        _table_html(verdicts.cross_scaffold_table(samples)),
+    ]
+
+
+def references_html() -> list[str]:
+    """Published results, as in the app: reported, not reproduced."""
+    from sandmle.leaderboard import references as refs
+
+    loaded = refs.load_references()
+    return [
+        f"<h2>Published results (reported, not reproduced; version {loaded.version})</h2>",
+        _table_html(refs.reference_table(loaded)),
+    ]
+
+
 def report_html(loaded: LoadedLogs, log_dirs: Sequence[str | Path]) -> str:
     """The whole report as one HTML page."""
     table = tables.leaderboard_table(loaded.samples)
@@ -120,13 +144,12 @@ def report_html(loaded: LoadedLogs, log_dirs: Sequence[str | Path]) -> str:
         _table_html(tables.display_table(table)),
         "</details>",
         f"<p class='note'>{html.escape(FLOOR_NOTE)}</p>",
-        "<h2>Paired comparisons (any medal, each entrant against the next one down)</h2>",
+        f"<h2>Paired comparisons (any medal, every pair of the {tables.COMPARED} best ranked, "
+        "as the app shows by default)</h2>",
         f"<p class='note'>{html.escape(tables.PAIRS_NOTE)}</p>",
-        _table_html(
-            tables.pairwise_table(
-                loaded.samples, adjacent=True, order=list(tables.entrant_names(table))
-            )
-        ),
+        _table_html(tables.default_pairs(table, loaded.samples)),
+        *verdicts_html(loaded.samples),
+        *references_html(),
         "<h2>Charts</h2>",
         *("<div class='main-fig plotly-graph-div'></div>" for _ in figures),
         "<h2>Drop from each model's best scaffold (any medal, points)</h2>",

@@ -18,6 +18,7 @@ import math
 import os
 import pickle
 import warnings
+import zipfile
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -33,23 +34,29 @@ from inspect_ai.log import (
     read_eval_log_sample_summaries_async,
 )
 
+from sandmle.errors import SandmleWarning
 from sandmle.harness.scorer import FLAGS, RATE_KEYS, medal_scorer
 from sandmle.specs.checkpoint import checkpoint_info, checkpoint_label
 
 SCORER = medal_scorer.__name__
-RUN_KEY = ["model", "scaffold", "benchmark"]
-"""Runs sharing these are pooled in the leaderboard."""
+RUN_KEY = ["model", "scaffold", "benchmark", "run"]
+"""An entrant: logs sharing these are pooled. A run is one ``eval``/``eval_set`` invocation
+(Inspect's ``run_id``) or what a ``run:NAME`` tag names; runs are pooled only on request."""
+RUN_TAG = "run:"
+"""``inspect eval ... --tags run:seed-1`` names the run (and pools logs across invocations)."""
+POOLED = "pooled"
 RUN_COLUMNS = [
-    "log", "eval_id", "created", "status", *RUN_KEY, "scaffold_args", "task", "task_args",
+    "log", "eval_id", "run_id", "created", "status", *RUN_KEY, "entrant", "scaffold_args", "task", "task_args",
     "pack", "pack_version", "sandbox", "epochs", "total_samples", "completed_samples",
     "checkpoint_step", "checkpoint_run", "base_model", "checkpoint_label", "tokens",
     *RATE_KEYS, *(f"{key}_stderr" for key in RATE_KEYS),
 ]  # fmt: skip
 SAMPLE_COLUMNS = [
-    "log", "created", *RUN_KEY, "checkpoint_step", "checkpoint_label", "checkpoint_run", "sample_id", "epoch",
+    "log", "created", *RUN_KEY, "entrant", "checkpoint_step", "checkpoint_label", "checkpoint_run", "sample_id", "epoch",
     "competition_id", "metric", "modality", "task_type", "scored", *FLAGS, "score",
     "human_rank", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
-    "is_lower_better", "invalid_reason", "tokens", "total_time", "working_time", "limit",
+    "is_lower_better", "invalid_reason", "tokens", "input_tokens", "output_tokens", "total_time",
+    "working_time", "limit",
     "error", "message_count",
 ]  # fmt: skip
 READ_CONCURRENCY = 32
@@ -57,7 +64,7 @@ READ_CONCURRENCY = 32
 _THRESHOLD_KEYS = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
 
 
-class SkippedLogWarning(UserWarning):
+class SkippedLogWarning(SandmleWarning):
     """A log under a leaderboard dir was left out (unreadable, unfinished or foreign)."""
 
 
@@ -116,6 +123,12 @@ def _header_rates(log: EvalLog) -> dict[str, float]:
     return rates
 
 
+def run_label(tags: Sequence[str] | None, run_id: str | None, eval_id: str) -> str:
+    """The run a log belongs to: its ``run:NAME`` tag, else Inspect's run id (8 characters)."""
+    named = [t.removeprefix(RUN_TAG).strip() for t in tags or [] if t.startswith(RUN_TAG)]
+    return next((n for n in named if n), None) or (run_id or eval_id)[:8]
+
+
 def run_row(log: EvalLog, path: str) -> dict[str, Any]:
     """The run row of a log header; raises ``LogSkipped`` for foreign or unfinished logs."""
     if log.status != "success":
@@ -129,11 +142,14 @@ def run_row(log: EvalLog, path: str) -> dict[str, Any]:
     return {
         "log": path,
         "eval_id": spec.eval_id,
+        "run_id": spec.run_id,
         "created": pd.Timestamp(spec.created),
         "status": log.status,
         "model": spec.model,
         "scaffold": _args_label(scaffold, args),
         "benchmark": meta.get("benchmark") or _short(spec.task),
+        "run": run_label(spec.tags, spec.run_id, spec.eval_id),
+        "entrant": None,  # named once every log is read: ``entrant_labels``
         "scaffold_args": json.dumps(args, default=str),
         "task": spec.task,
         "task_args": json.dumps(spec.task_args_passed, default=str),
@@ -171,7 +187,8 @@ def sample_row(summary: EvalSampleSummary, run: dict[str, Any]) -> dict[str, Any
     """One sample-epoch's row, carrying its run's key so the frame needs no join."""
     meta = summary.metadata or {}
     row = {
-        key: run[key] for key in ("log", "created", *RUN_KEY, "checkpoint_step", "checkpoint_label")
+        key: run[key]
+        for key in ("log", "created", *RUN_KEY, "entrant", "checkpoint_step", "checkpoint_label")
     }
     row |= {
         "checkpoint_run": run["checkpoint_run"],
@@ -180,6 +197,8 @@ def sample_row(summary: EvalSampleSummary, run: dict[str, Any]) -> dict[str, Any
         "competition_id": meta.get("competition_id", str(summary.id)),
         **{key: meta.get(key) for key in ("metric", "modality", "task_type")},
         "tokens": _usage_tokens(summary.model_usage),
+        "input_tokens": sum(u.input_tokens for u in (summary.model_usage or {}).values()),
+        "output_tokens": sum(u.output_tokens for u in (summary.model_usage or {}).values()),
         "total_time": summary.total_time,
         "working_time": summary.working_time,
         "limit": summary.limit,
@@ -191,6 +210,13 @@ def sample_row(summary: EvalSampleSummary, run: dict[str, Any]) -> dict[str, Any
     return row | fields
 
 
+def unreadable(exc: Exception) -> str:
+    """Why a log could not be read, in words (a zip reader's "EOCD not found" says little)."""
+    if isinstance(exc, zipfile.BadZipFile) or "EOCD" in str(exc):
+        return "unreadable log: not a complete .eval file (cut short, or not a log)"
+    return f"unreadable log ({type(exc).__name__}: {exc})"
+
+
 async def read_log_record(path: str) -> LogRecord:
     """Read one log's header and sample summaries; raises ``LogSkipped`` with the reason."""
     try:
@@ -200,7 +226,7 @@ async def read_log_record(path: str) -> LogRecord:
     except LogSkipped:
         raise
     except Exception as exc:  # noqa: BLE001 - any broken file is skipped, never fatal
-        raise LogSkipped(f"unreadable log ({type(exc).__name__}: {exc})") from exc
+        raise LogSkipped(unreadable(exc)) from exc
     return LogRecord(run=run, samples=[sample_row(s, run) for s in summaries])
 
 
@@ -232,11 +258,28 @@ def _frame(rows: Iterable[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame.from_records(list(rows), columns=columns)
 
 
+def entrant_labels(frame: pd.DataFrame) -> pd.Series:
+    """``model · scaffold``, with `` · run R`` where that model and scaffold ran more than once
+    on a benchmark: two runs are two entrants, and their names say so."""
+    name = frame["model"] + " · " + frame["scaffold"]
+    if frame.empty:
+        return name
+    runs = frame.groupby(["model", "scaffold", "benchmark"])["run"].transform("nunique")
+    return name.where(runs <= 1, name + " · run " + frame["run"].astype(str))
+
+
 def frames(records: Sequence[LogRecord], skipped: dict[str, str] | None = None) -> LoadedLogs:
-    """Tidy frames from log records."""
+    """Tidy frames from log records, each entrant named once for all (``entrant_labels``)."""
     runs = _frame((r.run for r in records), RUN_COLUMNS)
     samples = _frame((s for r in records for s in r.samples), SAMPLE_COLUMNS)
+    runs["entrant"] = entrant_labels(runs)
+    samples["entrant"] = entrant_labels(samples)
     return LoadedLogs(runs=runs, samples=samples, skipped=dict(skipped or {}))
+
+
+def pool_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every run of a model × scaffold pooled into one entrant (asked for only)."""
+    return frame.assign(run=POOLED, entrant=frame["model"] + " · " + frame["scaffold"])
 
 
 def _local(name: str) -> str:
@@ -245,7 +288,7 @@ def _local(name: str) -> str:
 
 CACHE_ENV = "SANDMLE_LEADERBOARD_CACHE"
 """File the app keeps its parsed logs in between runs (default under ``~/.cache/sandmle``)."""
-CACHE_FORMAT = (2, tuple(RUN_COLUMNS), tuple(SAMPLE_COLUMNS))
+CACHE_FORMAT = (4, tuple(RUN_COLUMNS), tuple(SAMPLE_COLUMNS))
 """A cache file written with other columns is ignored, never misread."""
 
 

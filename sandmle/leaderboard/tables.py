@@ -1,6 +1,7 @@
 """The leaderboard's tables, pooled from the sample frame, with the intervals of ``stats``.
 
-Runs sharing model, scaffold and benchmark are pooled over all their logs and epochs: each
+Logs sharing model, scaffold, benchmark and run are pooled over their epochs (runs are pooled
+only on request: ``logs.pool_runs``); each
 sample-epoch is one observation and a rate is the mean of its 0/1 flag in percent, with a
 Wilson interval clustered by competition (``stats.rate``). HumanRank is averaged over the
 samples that have one. ``rank`` is 1 + the entrants of the same benchmark significantly
@@ -14,7 +15,7 @@ import pandas as pd
 
 from sandmle.harness.scorer import FLAGS
 from sandmle.leaderboard import stats
-from sandmle.leaderboard.logs import RUN_KEY
+from sandmle.leaderboard.logs import RUN_KEY, entrant_labels
 
 RATES = FLAGS
 """The 0/1 flags shown as percentages."""
@@ -69,6 +70,8 @@ def _pooled(group: pd.DataFrame) -> dict[str, object]:
     labels = group.get("checkpoint_label", pd.Series(dtype=object)).dropna().unique()
     row["checkpoint_label"] = labels[0] if len(labels) == 1 else None  # base / SFT / GRPO N
     row["last_run"] = group["created"].max()
+    if "entrant" in group.columns:
+        row["entrant"] = group["entrant"].iloc[0]
     return row
 
 
@@ -95,9 +98,11 @@ def _rank_number(label: str) -> int:
 
 
 def leaderboard_table(samples: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
-    """One row per model x scaffold x benchmark (or ``by``), ranked by any-medal."""
+    """One row per model x scaffold x benchmark x run (or ``by``), ranked by any-medal."""
     keys = by or RUN_KEY
     columns = [*keys, *(c for c in TABLE_COLUMNS[len(RUN_KEY) :] if c not in keys)]
+    if by is None and "entrant" in samples.columns:
+        columns.append("entrant")
     if samples.empty:
         return pd.DataFrame(columns=columns)
     rows = [
@@ -125,8 +130,14 @@ PAIR_COLUMNS = ["benchmark", "A", "B", "verdict", "A − B", "detectable", "p", 
 
 
 def entrant_names(frame: pd.DataFrame) -> pd.Series:
-    """``model · scaffold``, the name of an entrant in pair tables and charts."""
-    return frame["model"] + " · " + frame["scaffold"]
+    """``model · scaffold`` (`` · run R`` when it ran more than once), as named at load."""
+    if "entrant" in frame.columns and frame["entrant"].notna().all():
+        return frame["entrant"]
+    return (
+        entrant_labels(frame)
+        if "run" in frame.columns
+        else frame["model"] + " · " + frame["scaffold"]
+    )
 
 
 def pairwise_table(
@@ -154,6 +165,25 @@ def pairwise_table(
             rows.append([benchmark, a, b, *_pair_cells(stats.compare(series[a], series[b]), a, b,
                          100.0 if metric in RATES else 1.0)])  # fmt: skip
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+COMPARED = 6
+"""Entrants compared by default (app) and in the export: the best ranked."""
+
+
+def default_pairs(table: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    """Every pair of the ``COMPARED`` best-ranked entrants: the app's default and the export's.
+
+    One function for both, so the two show the same table.
+    """
+    entrants = list(dict.fromkeys(entrant_names(table)))
+    return compared_pairs(samples, entrants[:COMPARED], entrants)
+
+
+def compared_pairs(samples: pd.DataFrame, chosen: list[str], order: list[str]) -> pd.DataFrame:
+    """Pairs of the ``chosen`` entrants in leaderboard ``order``; no benchmark column for one."""
+    pairs = pairwise_table(samples[entrant_names(samples).isin(chosen)], order=order)
+    return pairs.drop(columns="benchmark") if pairs["benchmark"].nunique() == 1 else pairs
 
 
 def _ordered(series: dict[str, pd.Series], order: list[str] | None) -> list[str]:
@@ -219,12 +249,14 @@ def filter_samples(
     models: list[str] | None = None,
     scaffolds: list[str] | None = None,
     benchmarks: list[str] | None = None,
+    runs: list[str] | None = None,
     since: pd.Timestamp | None = None,
     until: pd.Timestamp | None = None,
 ) -> pd.DataFrame:
-    """Samples of the chosen models, scaffolds and benchmarks, run within the dates."""
+    """Samples of the chosen models, scaffolds, benchmarks and runs, run within the dates."""
     mask = pd.Series(True, index=samples.index)
-    for column, chosen in (("model", models), ("scaffold", scaffolds), ("benchmark", benchmarks)):
+    chosen_by = {"model": models, "scaffold": scaffolds, "benchmark": benchmarks, "run": runs}
+    for column, chosen in chosen_by.items():
         if chosen:
             mask &= samples[column].isin(chosen)
     if since is not None:
@@ -291,7 +323,7 @@ def competition_table(samples: pd.DataFrame, metric: str = "any_medal") -> pd.Da
     """Rate of ``metric`` (%) for each model+scaffold (rows) on each competition (columns)."""
     if samples.empty:
         return pd.DataFrame()
-    entrant = samples["model"] + " · " + samples["scaffold"]
+    entrant = entrant_names(samples)
     scale = 100.0 if metric in RATES else 1.0
     wide = (samples.assign(entrant=entrant)).pivot_table(
         index="entrant", columns="competition_id", values=metric, aggfunc="mean"
@@ -325,12 +357,18 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def compact_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The default view: rank, model, scaffold (benchmark when several), three rates, n."""
+    """The default view: rank, model, scaffold (benchmark when several, run when one model and
+    scaffold ran more than once), three rates, and n (left out beside the run: each rate's
+    ``k/n`` already says it, and the table fits 1440 px)."""
     keys = ["model", "scaffold"]
     if table["benchmark"].nunique() > 1:
         keys.append("benchmark")
+    runs = bool(table.duplicated(["model", "scaffold", "benchmark"]).any())
+    if runs:
+        keys.append("run")
     shown = table[["rank", *keys]].copy()
     for metric in COMPACT:
         shown[LABELS[metric]] = table[f"{metric}_text"]
-    shown["n"] = table["n"]
+    if not runs:
+        shown["n"] = table["n"]
     return shown

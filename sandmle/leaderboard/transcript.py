@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -246,6 +247,15 @@ def refused_replies(node: SearchNode) -> list[RefusedReply]:
             out.append(RefusedReply(int(call.get("attempt") or 0), why, reply, code,
                                     syntax_error_line(code)))  # fmt: skip
     return out
+
+
+def code_diff(parent: SearchNode, node: SearchNode) -> str:
+    """``node``'s code as a unified diff against its parent's ("" when they are the same)."""
+    lines = difflib.unified_diff(
+        parent.code.splitlines(), node.code.splitlines(),
+        f"node {parent.id}", f"node {node.id}", lineterm="",
+    )  # fmt: skip
+    return "\n".join(lines)
 
 
 def mark_line(code: str, line: int | None) -> str:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -16,8 +17,8 @@ from sandmle.leaderboard.app import DIRS_ENV, default_log_dirs
 from sandmle.leaderboard.cli import APP_FILE
 from sandmle.leaderboard.drilldown import sample_key
 from sandmle.leaderboard.logs import SkippedLogWarning, load_logs
+from sandmle.leaderboard.plain import md_escape
 from sandmle.leaderboard.tables import GRID_COLUMNS
-from sandmle.leaderboard.transcript import mark_line
 
 from .conftest import BUGGY_CODE, CHECKPOINTS, MODELS, REACT_CODE, TRACEBACK
 
@@ -55,11 +56,13 @@ def test_compact_table_charts_and_download(monkeypatch: pytest.MonkeyPatch, log_
     app = _app(monkeypatch, log_dir)
     table = app.dataframe[0].value
     assert list(table.columns) == [
-        "rank", "model", "scaffold", "benchmark", "Any medal %", "Valid %", "Above median %", "n",
+        "rank", "model", "scaffold", "benchmark", "run", "Any medal %", "Valid %",
+        "Above median %",
     ]  # fmt: skip
     assert set(table["model"]) == {*MODELS, *CHECKPOINTS}
     assert [tab.label for tab in app.tabs] == [
-        "Leaderboard", "Generalization", "Benchmarks", "Training", "Reproduce", "Samples",
+        "Leaderboard", "Models", "Generalization", "Benchmarks", "Training", "Reproduce",
+        "Samples",
     ]  # fmt: skip
     bars = next(c for c in _charts(app) if "by benchmark" in c["layout"]["title"]["text"])
     assert bars["layout"]["yaxis"]["range"] == [-5.0, 105.0]
@@ -104,6 +107,60 @@ def test_filters_narrow_the_table(monkeypatch: pytest.MonkeyPatch, log_dir: Path
     assert list(table["scaffold"]) == ["copy_answers"] and "benchmark" not in table.columns
 
 
+def test_runs_are_entrants_filterable_and_pooled_on_request(
+    monkeypatch: pytest.MonkeyPatch, log_dir: Path
+) -> None:
+    app = _app(monkeypatch, log_dir)
+    assert "run" in app.dataframe[0].value.columns  # model-a's floor ran twice: runs shown
+    app.toggle(key="all_columns").set_value(True).run()  # the full table has n
+    floor = {"model": MODELS[0], "scaffold": "copy_sample_submission"}
+
+    def floors() -> pd.DataFrame:
+        table = app.dataframe[0].value
+        mine = (table[list(floor)] == pd.Series(floor)).all(axis=1)
+        return table[mine & (table["benchmark"] == "synthetic")]
+
+    runs = list(floors()["run"])
+    assert len(runs) == 2 and sorted(floors()["n"]) == [2, 4]
+    box = app.multiselect(key="run")  # each run shown with its start, to the minute
+    assert all(any(str(o).startswith(f"{r} · 20") for o in box.options) for r in runs)
+    ns = dict(zip(floors()["run"], floors()["n"], strict=True))
+    box.set_value([runs[0]]).run()
+    assert list(floors()["n"]) == [ns[runs[0]]]  # that run alone
+    app.multiselect(key="run").set_value([]).run()
+    app.toggle(key="pool").set_value(True).run()
+    assert list(floors()["n"]) == [6] and set(floors()["run"]) == {"pooled"}
+    assert not any(" · run " in str(o) for o in app.multiselect(key="compare").options)
+    app.toggle(key="all_columns").set_value(False).run()
+    assert "run" not in app.dataframe[0].value.columns  # pooled: nothing to tell apart
+
+
+def test_models_tab_pools_ranks_and_tests_across_scaffolds(
+    monkeypatch: pytest.MonkeyPatch, log_dir: Path
+) -> None:
+    app = _app(monkeypatch, log_dir, view="Models")
+    rank = next(d.value for d in app.dataframe if "rank 95% CI" in d.value.columns)
+    assert set(rank["model"]) == {*MODELS, *CHECKPOINTS}
+    cross = next(d.value for d in app.dataframe if "holds under" in d.value.columns)
+    assert len(cross) > 0 and set(cross["holds under"]) == {"none"}  # 2 competitions: too few
+    wins = next(c for c in _charts(app) if "Head-to-head" in c["layout"]["title"]["text"])
+    assert set(wins["data"][0]["y"]) == {*MODELS, *CHECKPOINTS}
+
+
+def test_cost_beside_quality_and_tasks_by_separation(
+    monkeypatch: pytest.MonkeyPatch, log_dir: Path
+) -> None:
+    app = _app(monkeypatch, log_dir)
+    cost = next(d.value for d in app.dataframe if "tokens in / sample" in d.value.columns)
+    assert set(cost["tokens in / sample"]) == {"n/a"}  # mockllm and fixed policies: no usage
+    assert (cost["wall s / sample"] > 0).all()
+    assert any("Cost vs medals" in c["layout"]["title"]["text"] for c in _charts(app))
+    app = _app(monkeypatch, log_dir, view="Benchmarks")
+    tasks = next(d.value for d in app.dataframe if "separation" in d.value.columns)
+    assert tasks["separation"].is_monotonic_decreasing
+    assert set(tasks["competition"]) == {"bike-rentals", "plant-watering"}
+
+
 def _tree_sample_key(log_dir: Path) -> str:
     samples = load_logs([log_dir]).samples
     row = samples[
@@ -126,7 +183,8 @@ def test_sample_drill_down_explains_the_sample(
     assert buggy["marker"]["symbol"] == "x" and buggy["text"] == ["1", "4"]
     strip = next(c for c in _charts(app) if "medal lines" in c["layout"]["title"]["text"])
     assert {a["text"] for a in strip["layout"]["annotations"]} >= {"bronze", "silver", "gold"}
-    report = app.table[0].value
+    assert not app.table  # st.table renders markdown in cells: the report is a dataframe
+    report = next(f.value for f in app.dataframe if list(f.value.columns) == ["field", "value"])
     assert (
         "bike-rentals" in set(report["value"]) and not report["value"].str.contains("/tmp/").any()
     )
@@ -134,8 +192,13 @@ def test_sample_drill_down_explains_the_sample(
     assert picker.key.startswith("node:")  # one picker per sample: labels never go stale
     picker.select(1).run()
     codes = {code.value for code in app.code}
-    assert mark_line(BUGGY_CODE, 3) in codes and TRACEBACK in codes  # crashed at its line 3
+    assert BUGGY_CODE in codes and TRACEBACK in codes  # the code as it ran: copyable
+    died = md_escape("▶ line 3: ids = train['id']")
+    assert any(c.value == died for c in app.caption)  # the line it died at, named
     assert any(m.value == "KeyError" for m in app.metric)  # the failure kind, in a word
+    app.selectbox(key=picker.key).select(3).run()  # node 3 debugs node 1
+    diffs = [c.value for c in app.code if c.language == "diff"]
+    assert diffs and "--- node 1" in diffs[0] and "-ids = train['id']" in diffs[0]
     link = next(b for b in app.get("link_button") if "Inspect View" in b.proto.label)
     assert "/samples/sample/" in link.proto.url
 
@@ -155,8 +218,8 @@ def test_app_renders_with_broken_logs_and_empty_dirs(
     (log_copy / "corrupt.eval").write_bytes(b"garbage")
     with pytest.warns(SkippedLogWarning, match="corrupt.eval"):
         app = _app(monkeypatch, log_copy)
-    assert any("corrupt.eval" in w.value for w in app.warning)
-    assert len(app.dataframe[0].value) == 7
+    assert any(md_escape("corrupt.eval") in w.value for w in app.warning)
+    assert len(app.dataframe[0].value) == 8
     empty = tmp_path / "empty"
     empty.mkdir()
     app = _app(monkeypatch, empty)

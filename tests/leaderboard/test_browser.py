@@ -58,9 +58,7 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 30.0) -> No
 def server(log_dir: Path) -> Iterator[str]:
     """The packaged app served on a free localhost port, stopped after the test."""
     port = _free_port()
-    command = streamlit_command([log_dir], port, headless=True)
-    split = command.index("--")
-    command[split:split] = ["--server.address", "127.0.0.1"]
+    command = streamlit_command([log_dir], port, headless=True)  # binds 127.0.0.1
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url = f"http://127.0.0.1:{port}"

@@ -124,9 +124,11 @@ def test_refused_replies_and_crash_traceback(two_dirs: tuple[str, str, list[str]
         _open_sample(page, url, row)
         # node 0 (the first, chosen by default): three replies that do not compile
         page.get_by_text("Replies refused (3)").wait_for(timeout=30_000)
-        marked = _code_blocks(page).filter(has_text="▶").filter(has_text="def broken(:")
-        marked.first.wait_for(timeout=30_000)
-        assert marked.count() == 3
+        refused = _code_blocks(page).filter(has_text="def broken(:")
+        refused.first.wait_for(timeout=30_000)
+        assert refused.count() == 3 and "▶" not in refused.first.inner_text()  # copyable code
+        marked = page.get_by_test_id("stCaptionContainer").filter(has_text="▶ line")
+        assert marked.count() == 3  # the line that does not compile, named below each
         assert "does not compile" in page.get_by_text("Reply 1:").first.inner_text()
         page.get_by_text("raw reply 1").first.click()
         page.get_by_text("Plan:").first.wait_for(timeout=10_000)
@@ -135,8 +137,10 @@ def test_refused_replies_and_crash_traceback(two_dirs: tuple[str, str, list[str]
         _pick_node(page, _node_label(nodes[1]))
         trace = _code_blocks(page).filter(has_text="Traceback (most recent call last)")
         trace.filter(has_text="KeyError: 'n_folds'").first.wait_for(timeout=30_000)
-        code = _code_blocks(page).filter(has_text="▶").filter(has_text='settings["n_folds"]')
+        code = _code_blocks(page).filter(has_text='settings["n_folds"]')
         code.first.wait_for(timeout=30_000)
+        died = page.get_by_test_id("stCaptionContainer").filter(has_text="▶ line")
+        died.filter(has_text='settings["n_folds"]').first.wait_for(timeout=10_000)
         page.get_by_text("crashed at line").first.wait_for(timeout=10_000)
         _shot(page, "crashed-node.png")
         browser.close()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 import typer
+from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from sandmle.errors import SandmleError
-from sandmle.leaderboard import cli
+from sandmle.leaderboard import cli, serving
+from sandmle.leaderboard.export import _table_html as export_table_html
 from sandmle.leaderboard.export import export_html
 
 from .conftest import CHECKPOINTS, MODELS
@@ -53,11 +56,7 @@ def test_leaderboard_serves_by_default(
     for name in dirs:
         (tmp_path / name).mkdir()
     calls: list[list[str]] = []
-    monkeypatch.setattr(
-        cli.subprocess,
-        "run",
-        lambda cmd, check: calls.append(cmd) or type("R", (), {"returncode": 0}),
-    )
+    monkeypatch.setattr(serving, "run_server", lambda cmd, env: calls.append(cmd) or 0)
     result = CliRunner().invoke(_root(), args)
     assert result.exit_code == 0, result.output
     (command,) = calls
@@ -89,11 +88,7 @@ def test_serve_is_headless_without_a_terminal(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     calls: list[list[str]] = []
-    monkeypatch.setattr(
-        cli.subprocess,
-        "run",
-        lambda cmd, check: calls.append(cmd) or type("R", (), {"returncode": 0}),
-    )
+    monkeypatch.setattr(serving, "run_server", lambda cmd, env: calls.append(cmd) or 0)
     result = CliRunner().invoke(_root(), ["leaderboard", str(tmp_path)])  # no tty under CliRunner
     assert result.exit_code == 0, result.output
     command = calls[0]
@@ -101,3 +96,14 @@ def test_serve_is_headless_without_a_terminal(
     assert command[command.index("--browser.gatherUsageStats") + 1] == "false"
     CliRunner().invoke(_root(), ["leaderboard", str(tmp_path), "--browser"])
     assert calls[1][calls[1].index("--server.headless") + 1] == "false"
+
+
+def test_export_and_app_show_the_same_pairs_table(
+    monkeypatch: pytest.MonkeyPatch, log_dir: Path, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(sys, "argv", [str(cli.APP_FILE), str(log_dir)])
+    app = AppTest.from_file(str(cli.APP_FILE), default_timeout=60).run()
+    shown = next(d.value for d in app.dataframe if "verdict" in d.value.columns)
+    assert len(shown) == 7  # pairs of the six best ranked within a benchmark: 6 of mini, 1
+    page = export_html([log_dir], tmp_path / "r.html").read_text()
+    assert export_table_html(shown) in page  # the same rows, in the same order

@@ -15,7 +15,10 @@ from sandmle.cli import app
     [
         (["demo", "--help"], ["default: logs/demo-<generator", "default: all 12"]),
         (["leaderboard", "--help"], ["'sandmle leaderboard DIR' serves DIR"]),
-        (["leaderboard", "serve", "--help"], ["default: 8501", "$INSPECT_LOG_DIR"]),
+        (
+            ["leaderboard", "serve", "--help"],
+            ["default: 8501", "$INSPECT_LOG_DIR", "default: 127.0.0.1"],
+        ),
         (["leaderboard", "export", "--help"], ["default: leaderboard.html", "opens offline"]),
     ],
 )

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from sandmle.leaderboard import stats, tables
-from sandmle.leaderboard.logs import load_logs
+from sandmle.leaderboard.logs import load_logs, pool_runs, run_label
 
 from .conftest import CHECKPOINTS, MODELS
 
@@ -28,17 +28,42 @@ def _row(table: pd.DataFrame, **key: str) -> pd.Series:
     return table.loc[index]
 
 
-def test_runs_are_pooled_across_logs_and_epochs(samples: pd.DataFrame) -> None:
-    table = tables.leaderboard_table(samples)
+def test_two_runs_are_two_entrants_with_their_run_ids(log_dir: Path) -> None:
+    loaded = load_logs([log_dir])
+    table = tables.leaderboard_table(loaded.samples)
+    key = {"model": MODELS[0], "scaffold": "copy_sample_submission", "benchmark": "synthetic"}
+    twice = table[(table[list(key)] == pd.Series(key)).all(axis=1)]
+    assert sorted(twice["n"]) == [2, 4] and set(twice["logs"]) == {1}  # one epoch, and two
+    run_ids = set(loaded.runs["run_id"])
+    assert len(set(twice["run"])) == 2
+    assert all(any(r.startswith(run) for r in run_ids) for run in twice["run"])
+    names = set(tables.entrant_names(twice))
+    assert names == {f"{MODELS[0]} · copy_sample_submission · run {r}" for r in twice["run"]}
+    once = _row(table, model=MODELS[0], scaffold="copy_answers", benchmark="synthetic")
+    assert once["entrant"] == f"{MODELS[0]} · copy_answers"  # one run: no run in its name
+    assert len(table) == 8  # 8 logs of 8 runs: none pooled
+    assert "run" in tables.compact_table(table).columns
+
+
+def test_runs_are_pooled_across_logs_and_epochs_only_when_asked(samples: pd.DataFrame) -> None:
+    table = tables.leaderboard_table(pool_runs(samples))
     floor = _row(table, model=MODELS[0], scaffold="copy_sample_submission", benchmark="synthetic")
     assert (floor["n"], floor["logs"], floor["competitions"], floor["epochs"]) == (6, 2, 2, 3)
     assert floor["valid_submission"] == 100.0 and floor["any_medal"] == 0.0
     # 0 of 6 sample-epochs, but only 2 competitions: the interval is that of 0/2
     assert floor["any_medal_high"] == pytest.approx(100 * stats.wilson(0, 2)[1])
     assert floor["any_medal_text"] == "0% [0–66] 0/6"
+    assert floor["entrant"] == f"{MODELS[0]} · copy_sample_submission"
     perfect = _row(table, model=MODELS[0], scaffold="copy_answers", benchmark="synthetic")
     assert perfect["gold_medal"] == 100.0 and perfect["any_medal_low"] < 100.0
     assert len(table) == 7  # 8 logs, two of them pooled
+    assert "run" not in tables.compact_table(table).columns
+
+
+def test_a_run_tag_names_the_run() -> None:
+    assert run_label(["x", "run:seed-1"], "AbCdEfGhIjKl", "e1") == "seed-1"
+    assert run_label([], "AbCdEfGhIjKl", "e1") == "AbCdEfGh"
+    assert run_label(None, None, "EvalId123456") == "EvalId12"
 
 
 def test_table_groups_ties_in_rank(samples: pd.DataFrame) -> None:
@@ -60,7 +85,8 @@ def test_human_rank_without_data_is_a_dash(samples: pd.DataFrame) -> None:
 def test_interval_is_clustered_by_competition() -> None:
     frame = pd.DataFrame(
         {
-            "model": "m", "scaffold": "s", "benchmark": "b", "log": ["l1", "l1", "l2", "l2"],
+            "model": "m", "scaffold": "s", "benchmark": "b", "run": "r",
+            "log": ["l1", "l1", "l2", "l2"],
             "competition_id": ["c1", "c2", "c1", "c2"], "checkpoint_step": math.nan,
             "created": pd.Timestamp("2026-01-01", tz="UTC"),
             **{flag: [1.0, 0.0, 1.0, 1.0] for flag in tables.RATES},
@@ -130,5 +156,6 @@ def test_display_and_compact_tables(samples: pd.DataFrame) -> None:
     assert set(shown["step"]) == {"", "100", "200"}
     compact = tables.compact_table(table)
     assert list(compact.columns) == [
-        "rank", "model", "scaffold", "benchmark", "Any medal %", "Valid %", "Above median %", "n",
+        "rank", "model", "scaffold", "benchmark", "run", "Any medal %", "Valid %",
+        "Above median %",
     ]  # fmt: skip

@@ -133,3 +133,14 @@ def test_chaos_log_holds_refusals_and_crashes(chaos_log_dir: Path) -> None:
     assert trace is not None and trace.endswith("KeyError: 'n_folds'")
     line = transcript.crash_line(trace)
     assert line is not None and crashed.code.splitlines()[line - 1] == 'folds = settings["n_folds"]'
+
+
+def test_code_diff_against_the_parent() -> None:
+    from sandmle.harness.search_tree import SearchNode
+
+    parent = SearchNode(id=0, operator="draft", step=0, code="a = 1\nprint(a)\n")
+    child = SearchNode(id=1, parent=0, operator="improve", step=1, code="a = 2\nprint(a)\n")
+    diff = transcript.code_diff(parent, child).splitlines()
+    assert diff[:2] == ["--- node 0", "+++ node 1"]
+    assert "-a = 1" in diff and "+a = 2" in diff and " print(a)" in diff
+    assert transcript.code_diff(parent, parent) == ""

@@ -6,12 +6,14 @@ from typing import Any
 
 from inspect_ai import Task, task
 
+from sandmle.errors import prerequisite_errors
 from sandmle.harness.pack import load_pack
 from sandmle.harness.selection import parse_task_ids
 from sandmle.harness.task import TaskLimits, competition_task
 
 
 @task
+@prerequisite_errors
 def synthetic(
     pack: str | None = None,
     tasks: str | list[str] | None = None,

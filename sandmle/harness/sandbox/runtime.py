@@ -200,6 +200,8 @@ def _build(root: Path, base: Path, reqs: tuple[str, ...], *, quiet: bool) -> Non
     console = Console(stderr=True, quiet=quiet)
     shutil.rmtree(root, ignore_errors=True)
     log = root.parent / f"{root.name}.log"
+    # a line first: the spinner below shows nothing off a terminal, and the build takes a while
+    console.print(f"building the agent runtime (first use only; about a minute): {root}")
     with console.status(f"Building the agent runtime at {root} ({', '.join(reqs)})"):
         _run([str(base), "-m", "venv", "--without-pip", str(root)], log, "creating the venv")
         installed = _install(root, reqs, log, console)
