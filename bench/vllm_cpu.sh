@@ -69,8 +69,12 @@ LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 source "$ROOT/bench/vllm_cpu/serve.sh"
 die() { # one line on stderr, kept for the JSON file
   echo "error: $*" >&2
-  echo "$*" >"$WORK/error.txt"
+  echo "$*" >>"$WORK/error.txt"
   exit 2
+}
+fail_later() { # a failed stage whose failure does not stop the next ones: kept, exit 2 at the end
+  echo "error: $*" >&2
+  echo "$*" >>"$WORK/error.txt"
 }
 stage() { echo "[$(date +%T)] $*" >&2; }
 want() { [[ "$STAGES" == *",$1,"* ]]; }
@@ -78,6 +82,10 @@ record() { echo "$1" >>"$FIGURES"; } # one JSON object per line, joined at the e
 
 finish() { # the servers down, then the JSON file (also when a stage failed)
   local rc=$?
+  if [[ -n "${SCAFFOLDS_PID:-}" ]]; then # a stage beside it failed: end it too
+    kill "$SCAFFOLDS_PID" 2>/dev/null || true
+    wait "$SCAFFOLDS_PID" 2>/dev/null || true
+  fi
   stop_server
   "${LANE[@]}" report "$FIGURES" "$LANE_JSON" --dir "$WORK" --rc "$rc" \
     --seconds "$((SECONDS - LANE_START))" --load-start "$LOAD_START" \
@@ -152,20 +160,30 @@ if want eval || want scaffolds || want synth || want bench; then
   # and a 135M model's unbounded answer at ~5 tok/s would take the lane's hour)
   export LOCAL_BASE_URL="$URL/v1"
 fi
+SCAFFOLDS_PID=""
+if want scaffolds; then # in the background, beside the eval stage: the server batches them all
+  stage "six scaffolds through vllm/smollm2 on $SCAFFOLD_TASKS"
+  rm -rf "${WORK:?}/scaffolds" "$WORK/scaffolds.jsonl"
+  (cd "$WORK" && exec python "$ROOT/bench/vllm_cpu/scaffolds.py" "$WORK/scaffolds" vllm/smollm2 \
+    --base-url "$LOCAL_BASE_URL" --tasks "$SCAFFOLD_TASKS" --time-limit "$EVAL_TIME_LIMIT" \
+    --figures "$WORK/scaffolds.jsonl") >"$WORK/scaffolds.log" 2>&1 &
+  SCAFFOLDS_PID=$!
+  scaffolds_start=$SECONDS
+fi
 if want eval; then
   stage "eval through vllm/smollm2"
   evaluate eval-vllm vllm/smollm2 --tool-calls --model-base-url "$LOCAL_BASE_URL"
   stage "eval through openai-api/local/smollm2"
   evaluate eval-openai openai-api/local/smollm2 --tool-calls
 fi
-if want scaffolds; then
-  stage "six scaffolds through vllm/smollm2 on $SCAFFOLD_TASKS"
-  start=$SECONDS
-  rm -rf "${WORK:?}/scaffolds"
-  (cd "$WORK" && python "$ROOT/bench/vllm_cpu/scaffolds.py" "$WORK/scaffolds" vllm/smollm2 \
-    --base-url "$LOCAL_BASE_URL" --tasks "$SCAFFOLD_TASKS" --time-limit "$EVAL_TIME_LIMIT") \
-    >>"$FIGURES" 2>"$WORK/scaffolds.log" || die "a scaffold failed its checks (see $WORK/scaffolds.log)"
-  stage "scaffolds done in $((SECONDS - start)) s"
+if [[ -n "$SCAFFOLDS_PID" ]]; then
+  scaffolds_rc=0
+  wait "$SCAFFOLDS_PID" || scaffolds_rc=$?
+  SCAFFOLDS_PID=""
+  [[ -f "$WORK/scaffolds.jsonl" ]] && cat "$WORK/scaffolds.jsonl" >>"$FIGURES"
+  stage "scaffolds done in $((SECONDS - scaffolds_start)) s (exit $scaffolds_rc)"
+  # the later stages still run (their figures are the lane's other half); the lane fails at the end
+  ((scaffolds_rc == 0)) || fail_later "a scaffold failed its checks (exit $scaffolds_rc; see $WORK/scaffolds.log)"
 fi
 if want synth; then
   stage "synth generate --backend llm"
@@ -202,3 +220,5 @@ if want grpo; then
     2>"$WORK/grpo.log" || die "GRPO against the server failed (see $WORK/grpo.log, $WORK/grpo.out)"
   tail -n 1 "$WORK/grpo.out" >>"$FIGURES"
 fi
+[[ -s "$WORK/error.txt" ]] && exit 2
+exit 0

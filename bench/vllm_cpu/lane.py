@@ -290,11 +290,23 @@ def _git(*args: str) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
+def _record(line: str) -> dict[str, Any]:
+    """A stage's JSON line; a line that is not one is kept as a failed record (a stage that
+    printed its progress into the figures must not pass, nor lose the others)."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    return {"stage": "unparsed-line", "line": line[:300], "ok": False}
+
+
 def report(args: argparse.Namespace) -> int:
     """The lane's JSON file: when, which commit, on what, how long, every stage's record, and
     why it stopped if it did; written to ``args.out`` and printed as one line. 1 unless the
     lane exited 0, no record says ``ok: false`` and every stage asked for left its records."""
-    stages = [json.loads(line) for line in args.figures.read_text().splitlines() if line.strip()]
+    stages = [_record(line) for line in args.figures.read_text().splitlines() if line.strip()]
     error = args.error_file.read_text().strip() if args.error_file.is_file() else ""
     asked = [s for s in args.stages.strip(",").split(",") if s]
     names = {s.get("stage") for s in stages}

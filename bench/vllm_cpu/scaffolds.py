@@ -1,11 +1,12 @@
 """The vLLM CPU lane's scaffolds stage: one served model under every sandmle scaffold.
 
-python bench/vllm_cpu/scaffolds.py OUT MODEL --tasks A,B [--base-url URL] [--pack DIR]
-    [--max-tokens N] [--time-limit S]
+python bench/vllm_cpu/scaffolds.py OUT MODEL --tasks A,B --figures FILE [--base-url URL]
+    [--pack DIR] [--max-tokens N] [--time-limit S]
 
 One ``inspect eval`` process runs the six scaffolds (react, AIDE, AIRA greedy, MCTS and evo,
 the Dojo loop) side by side on the same tasks, so the server batches their calls; each gets a
-log folder ``OUT/<scaffold>`` and one JSON line on stdout. Exit 1 unless every scaffold's eval
+log folder ``OUT/<scaffold>`` and one JSON line appended to FIGURES (stdout is Inspect's
+progress display). Exit 1 unless every scaffold's eval
 ended with status success, 0 sample errors, no crashed agent, and at least one model reply the
 scaffold parsed: a tool call that ran (react, Dojo) or a code block it ran (the tree searches).
 
@@ -105,8 +106,8 @@ def parsed_replies(name: str, samples: list[Any]) -> dict[str, int]:
     }
 
 
-def check(out: Path) -> int:
-    """One JSON line per scaffold; 1 unless every one passed."""
+def check(out: Path, figures: Path) -> int:
+    """One JSON line per scaffold appended to ``figures``; 1 unless every one passed."""
     from inspect_ai.log import read_eval_log
     from lane import eval_summary  # bench/vllm_cpu/lane.py (this folder is on sys.path)
 
@@ -131,7 +132,8 @@ def check(out: Path) -> int:
         if not summary.get("parsed"):
             problems.append("no model reply the scaffold parsed and ran")
         summary["ok"] = not problems
-        print(json.dumps(summary))
+        with figures.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(summary) + "\n")
         if problems:
             failed.append(f"{name}: " + "; ".join(problems))
     if failed:
@@ -149,6 +151,7 @@ def main() -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("model")
     parser.add_argument("--tasks", required=True, help="comma-separated task ids")
+    parser.add_argument("--figures", type=Path, required=True, help="JSON lines appended here")
     parser.add_argument("--pack", default=None, help="pack folder (default: the built-in one)")
     parser.add_argument("--base-url", default=None)
     parser.add_argument("--max-tokens", type=int, default=512)
@@ -158,7 +161,7 @@ def main() -> int:
     args = parser.parse_args()
     if not args.check_only:
         run(args)
-    return check(args.out)
+    return check(args.out, args.figures)
 
 
 if __name__ == "__main__":
