@@ -313,10 +313,16 @@ def report(args: argparse.Namespace) -> int:
     missing = [r for s in asked for r in STAGE_RECORDS.get(s, [s]) if r not in names]
     failed = [s.get("stage") for s in stages if s.get("ok") is False]
     ok = args.rc == 0 and not error and not failed and not missing
+    start = datetime.now(UTC).timestamp() - args.seconds
+    head = _git("rev-parse", "HEAD")
+    started_from = _git("rev-list", "-1", f"--before={int(start)}", "HEAD")
     data = {
         "lane": "vllm-cpu",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": _git("rev-parse", "HEAD"),
+        # the commit checked out when the lane started (a commit made while it ran is not the
+        # code it ran), and the one at the end when they differ
+        "commit": started_from or head,
+        "head_at_end": head if head != started_from else None,
         "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
         "machine": {
             "cpus": os.cpu_count(),

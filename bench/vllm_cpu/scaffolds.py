@@ -13,8 +13,10 @@ scaffold parsed: a tool call that ran (react, Dojo) or a code block it ran (the 
 Budgets: the least that gives every node (every action) its own model call. The AIRA searches
 count aira-dojo's blank root as a step, so ``steps: 2`` is one node; ``max_debug_depth: 1``
 caps each buggy node's debug chain (a 135M model's every node is buggy; uncapped, one evo
-sample made 182 calls on the toy profile); ``retries: 2`` gives a reply that does not parse one
-repair message. The Dojo loop runs its tool variant (MLE-Dojo's rules, actions as tool calls):
+sample made 182 calls on the toy profile); ``retries: 3`` (the references' own) gives a reply
+that does not parse two more tries: SmolLM2-135M's reply to a search prompt held code that
+compiles in about 1 call of 4 (lane run of 2026-12-05), and with 2 tries MCTS made none in
+either sample. The Dojo loop runs its tool variant (MLE-Dojo's rules, actions as tool calls):
 the served model's tool parser (``smollm2_tool_parser.py``) reads its ```python habit as an
 ``execute_code`` call, which MLE-Dojo's JSON-text variant has no way to.
 """
@@ -29,10 +31,10 @@ from typing import Any
 
 SCAFFOLDS: dict[str, dict[str, Any]] = {
     "react": {},
-    "aide": {"steps": 1, "retries": 2},
-    "aira_greedy": {"steps": 2, "retries": 2},
-    "aira_mcts": {"steps": 2, "max_debug_depth": 1, "retries": 2},
-    "aira_evo": {"steps": 2, "individuals_per_generation": 1, "max_debug_depth": 1, "retries": 2},
+    "aide": {"steps": 1, "retries": 3},
+    "aira_greedy": {"steps": 2, "retries": 3},
+    "aira_mcts": {"steps": 2, "max_debug_depth": 1, "retries": 3},
+    "aira_evo": {"steps": 2, "individuals_per_generation": 1, "max_debug_depth": 1, "retries": 3},
     "dojo": {"max_steps": 2, "variant": "mle-dojo-tools"},
 }
 TOOL_LOOPS = ("react", "dojo")
