@@ -38,6 +38,8 @@ SCAFFOLDS: dict[str, dict[str, Any]] = {
     "dojo": {"max_steps": 2, "variant": "mle-dojo-tools"},
 }
 TOOL_LOOPS = ("react", "dojo")
+DOJO_HISTORY = "sandmle:dojo_history"
+"""``sandmle.benchmarks.mle_dojo.tools.HISTORY_KEY``: the actions the Dojo loop took."""
 """Scaffolds whose replies are tool calls; the others parse code out of the reply's text."""
 
 
@@ -93,7 +95,10 @@ def parsed_replies(name: str, samples: list[Any]) -> dict[str, int]:
                     calls += len(message.tool_calls or [])
                 elif message.role == "tool" and message.error is None:
                     ran += 1
-        return {"tool_calls": calls, "parsed": ran}
+        # the Dojo loop's JSON variant takes actions from the reply's text, no tool calls: the
+        # actions it parsed and took are in its history
+        actions = sum(len(s.store.get(DOJO_HISTORY, [])) for s in samples) if not calls else 0
+        return {"tool_calls": calls, "json_actions": actions, "parsed": ran or actions}
     nodes = [n for s in samples for n in s.store.get(STORE_KEY, [])]
     code_ran = [
         n for n in nodes if n.get("code") and n.get("extra", {}).get("exit_code") is not None

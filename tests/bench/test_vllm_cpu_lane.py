@@ -3,7 +3,7 @@ side venv) under `inspect eval` through both providers, all six scaffolds, the l
 backend, a trained tiny checkpoint, and 2 GRPO steps whose weights reach the server through its
 API. The lane's key handling has fast tests of its own (test_vllm_cpu_keys.py).
 
-Slow (about 40 minutes on a loaded 2-core machine, most of it the side venv's install and
+Slow (over an hour on a loaded 2-core machine: the side venv, then 15 min of scaffolds and
 generation): `python -m pytest -q -m slow tests/bench/test_vllm_cpu_lane.py`. Without the side
 venv it skips, unless SANDMLE_REQUIRE_VLLM=1 (as `.ci/run` sets), where it builds the venv
 from scratch and fails on any stage."""
