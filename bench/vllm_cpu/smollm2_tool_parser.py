@@ -4,7 +4,8 @@
 Hermes' ``<tool_call>{"name": ..., "arguments": ...}</tool_call>`` first (what the lane's
 template asks for); else the model's own habit, a fenced code block: the first
 ```` ```python ```` block becomes a call of the offered ``python`` tool (its one string
-argument), a ```` ```bash ```` / ```` ```sh ```` block one of ``bash``. Measured on the first
+argument; where no ``python`` tool is offered, the Dojo loop's ``execute_code``), a
+```` ```bash ```` / ```` ```sh ```` block one of ``bash``. Measured on the first
 turn of a sandmle/react episode: "<tool_call>" starts about 1 turn in 100 (logprob -4 to -6),
 a code fence is the most likely opening. The template renders past calls of these tools back
 as the same fenced blocks, so a conversation re-renders as the model wrote it.
@@ -26,6 +27,8 @@ from vllm.tool_parsers.hermes_tool_parser import Hermes2ProToolParser
 
 FENCE = re.compile(r"```[ \t]*(python|py|bash|sh|shell)[ \t]*\n(.*?)(?:```|$)", re.S)
 TOOL_FOR = {"python": "python", "py": "python", "bash": "bash", "sh": "bash", "shell": "bash"}
+RUNS_PYTHON = ("python", "execute_code")
+"""Offered tools a python block may call, first one offered wins (execute_code: MLE-Dojo's)."""
 
 
 def offered(request: Any) -> dict[str, str]:
@@ -49,6 +52,8 @@ class SmolLM2ToolParser(Hermes2ProToolParser):
         tools = offered(request)
         for match in FENCE.finditer(model_output):
             name = TOOL_FOR[match.group(1)]
+            if name == "python":
+                name = next((t for t in RUNS_PYTHON if t in tools), name)
             body = match.group(2).strip()
             if name in tools and body:
                 call = ToolCall(

