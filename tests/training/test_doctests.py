@@ -1,4 +1,4 @@
-"""The examples in the reward and chat docstrings run (TRL-style reward functions)."""
+"""The examples in the reward, chat and config docstrings run (TRL-style reward functions)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import pytest
 
 pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
 
-from sandmle.training import chat, generators, grpo, rewards, sft
+from sandmle.specs import episode, files
+from sandmle.training import chat, generators, rewards, sft
 
 
-@pytest.mark.parametrize("module", [rewards, chat, generators, grpo, sft], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [rewards, chat, generators, sft, files, episode], ids=lambda m: m.__name__)
 def test_docstring_examples(module) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
