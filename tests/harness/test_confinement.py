@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from inspect_ai._util.error import PrerequisiteError
 from typer.testing import CliRunner
 
 from sandmle.benchmarks.synthetic.cli import synth_app
@@ -138,7 +139,8 @@ def test_each_probe_is_refused_at_load_and_by_synth_check(
     with pytest.raises(CompetitionError, match=message) as info:
         load_pack(pack)
     assert "\n" not in str(info.value)
-    with pytest.raises(CompetitionError, match=message):
+    # under @task the refusal is Inspect's PrerequisiteError (printed as its one line)
+    with pytest.raises(PrerequisiteError, match=message):
         synthetic(pack=str(pack), sandbox="local")  # no Task, so no sample is ever built
 
     result = CliRunner().invoke(synth_app, ["check", str(pack), "--json", "--workers", "1"])
