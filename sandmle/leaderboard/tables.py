@@ -100,6 +100,8 @@ def _rank_number(label: str) -> int:
 def leaderboard_table(samples: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     """One row per model x scaffold x benchmark x run (or ``by``), ranked by any-medal."""
     keys = by or RUN_KEY
+    if "run" in keys and "run" not in samples.columns:  # a frame not read from logs: one run
+        samples = samples.assign(run="")
     columns = [*keys, *(c for c in TABLE_COLUMNS[len(RUN_KEY) :] if c not in keys)]
     if by is None and "entrant" in samples.columns:
         columns.append("entrant")

@@ -12,7 +12,9 @@ from sandmle.specs import episode, files
 from sandmle.training import chat, generators, rewards, sft
 
 
-@pytest.mark.parametrize("module", [rewards, chat, generators, sft, files, episode], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [rewards, chat, generators, sft, files, episode], ids=lambda m: m.__name__
+)
 def test_docstring_examples(module) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
