@@ -105,6 +105,18 @@ def learn_turns(folder: Path, prompt_ids: list[int], turns: list[str], steps: in
     return float(torch.softmax(logits, -1)[rows[0][0][0, len(prompt_ids)]].item())
 
 
+def tool_calls_run(samples: list[Any]) -> tuple[int, int]:
+    """Tool calls the model made, and tool answers that were not errors (calls that ran)."""
+    calls = ran = 0
+    for sample in samples:
+        for message in sample.messages:
+            if message.role == "assistant":
+                calls += len(message.tool_calls or [])
+            elif message.role == "tool" and message.error is None:
+                ran += 1
+    return calls, ran
+
+
 def eval_summary(log_dir: Path) -> dict[str, Any]:
     """Status, sample errors, tool calls parsed and run, and tokens of the log in LOG_DIR."""
     from inspect_ai.log import read_eval_log
@@ -114,13 +126,7 @@ def eval_summary(log_dir: Path) -> dict[str, Any]:
         return {"log_dir": str(log_dir), "status": f"{len(logs)} logs"}
     log = read_eval_log(str(logs[0]))
     samples = log.samples or []
-    calls = ran = 0
-    for sample in samples:
-        for message in sample.messages:
-            if message.role == "assistant":
-                calls += len(message.tool_calls or [])
-            elif message.role == "tool" and message.error is None:
-                ran += 1
+    calls, ran = tool_calls_run(samples)
     usage = log.stats.model_usage
     return {
         "log": str(logs[0]),

@@ -88,13 +88,9 @@ def parsed_replies(name: str, samples: list[Any]) -> dict[str, int]:
     from sandmle.harness.search_tree import STORE_KEY
 
     if name in TOOL_LOOPS:
-        calls = ran = 0
-        for sample in samples:
-            for message in sample.messages:
-                if message.role == "assistant":
-                    calls += len(message.tool_calls or [])
-                elif message.role == "tool" and message.error is None:
-                    ran += 1
+        from lane import tool_calls_run  # run as a script beside lane.py
+
+        calls, ran = tool_calls_run(samples)
         # the Dojo loop's JSON variant takes actions from the reply's text, no tool calls: the
         # actions it parsed and took are in its history
         actions = sum(len(s.store.get(DOJO_HISTORY, [])) for s in samples) if not calls else 0
