@@ -47,21 +47,26 @@ def validation_message(exc: ValidationError, where: str = "") -> str:
 
 
 def prerequisite_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """``func`` with its ``SandmleError`` raised as Inspect's ``PrerequisiteError``.
+    """``func`` with its ``SandmleError`` raised as one that is also Inspect's
+    ``PrerequisiteError``.
 
     Put it under ``@task``: ``inspect eval sandmle/synthetic -T pack=/missing`` then prints one
-    line, not the 250 lines of a traceback through Inspect's task group.
+    line, not the 250 lines of a traceback through Inspect's task group; a caller that catches
+    ``SandmleError`` (sandmle's own CLI, the study runner) still catches it.
     """
     # Inspect exports no public name for it; its CLI's exception hook matches this class.
     from inspect_ai._util.error import PrerequisiteError
+
+    class TaskPrerequisiteError(SandmleError, PrerequisiteError):
+        def __init__(self, message: str) -> None:
+            SandmleError.__init__(self, message)
+            self.message = message
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except SandmleError as exc:
-            error = PrerequisiteError(str(exc))
-            error.args = (str(exc),)  # str(error) reads as the message elsewhere too
-            raise error from None
+            raise TaskPrerequisiteError(str(exc)) from None
 
     return wrapper

@@ -36,10 +36,12 @@ def test_train_without_the_train_extra_is_one_line() -> None:
 def test_inspect_eval_with_a_missing_pack_is_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "nonexistent"
     proc = subprocess.run(
-        ["inspect", "eval", "sandmle/synthetic", "-T", f"pack={missing}",
+        [sys.executable, "-m", "inspect_ai", "eval", "sandmle/synthetic", "-T", f"pack={missing}",
          "--model", "mockllm/model", "--log-dir", str(tmp_path / "logs")],
         capture_output=True, text=True, cwd=tmp_path, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300"},  # rich wraps at 80
+        # no PYTHONPATH to the checkout: the egg-info an editable install leaves there would
+        # shadow the installed dist-info, and Inspect would then not name the task sandmle/…
+        env={**os.environ, "COLUMNS": "300"},  # rich wraps at 80
     )  # fmt: skip
     assert proc.returncode != 0
     lines = _lines(proc.stdout + proc.stderr)
