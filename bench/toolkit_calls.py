@@ -22,9 +22,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from sandmle.env.chat import parse_tool_calls
 from sandmle.harness.pack import load_pack
 from sandmle.policies.toolkit import LEVELS, toolkit_command
-from sandmle.training.chat import parse_tool_calls
 from sandmle.training.learning_curve import first_prompts
 
 KINDS = [*map(str, LEVELS), "broken", "no_call"]

@@ -32,6 +32,10 @@ LAZY_GROUPS = {
         "sandmle.training.cli:train_app",
         "GRPO on synthetic sandboxes, and the SFT baseline.",
     ),
+    "env": (
+        "sandmle.env.cli:env_app",
+        "Serve sandmle's tasks as step-wise RL environments (OpenEnv).",
+    ),
 }
 """Sub-apps imported only when their command runs: ``sandmle --help`` costs what typer costs."""
 

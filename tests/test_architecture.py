@@ -27,7 +27,8 @@ FLOORS: dict[str, set[str]] = {
     "policies": {"errors", "harness", "sandbox_scripts", "scaffolds"},
     "benchmarks": {"errors", "harness", "sandbox_scripts"},
     "specs": {"errors", "harness"},
-    "training": {"errors", "harness", "benchmarks", "scaffolds", "specs"},
+    "env": {"errors", "harness", "benchmarks", "scaffolds", "specs"},
+    "training": {"errors", "harness", "benchmarks", "scaffolds", "specs", "env"},
     "leaderboard": {"errors", "harness", "specs"},
     "study": {"errors", "harness", "benchmarks", "leaderboard", "specs", "_registry"},
 }

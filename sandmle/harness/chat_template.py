@@ -1,7 +1,7 @@
 """Chat templates sandmle ships with its checkpoints, and the prelude that lets one template
 render Inspect's message objects exactly as it renders training's chat dicts.
 
-Training renders a conversation as Hugging Face chat dicts (``training.chat.chat_dicts``):
+Training renders a conversation as Hugging Face chat dicts (``env.chat.chat_dicts``):
 a tool call is ``{"type": "function", "function": {"name", "arguments"}}`` and a tool is
 ``{"type": "function", "function": {...}}``. Inspect's ``hf/`` provider hands the template its
 own objects dumped to dicts instead: a call's ``function`` is the name (a string), a tool is the

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 
+from sandmle.harness import exposure
 from sandmle.leaderboard import charts, serving, tables
 from sandmle.leaderboard.drilldown import samples_tab
 from sandmle.leaderboard.logs import LoadedLogs, LogCache, pool_runs
@@ -64,7 +65,7 @@ def token_given() -> bool:
     if st.session_state.get("_token_ok") or not expected:
         return True
     given = st.query_params.get(serving.TOKEN_PARAM)
-    if serving.token_ok(given, expected):
+    if exposure.token_ok(given, expected):
         st.session_state["_token_ok"] = True
         return True
     st.error("This leaderboard asks for its token: open the address printed by the server.")

@@ -18,6 +18,7 @@ from typer import _click  # typer's own click: what TyperGroup is declared with
 from typer.core import TyperGroup
 
 from sandmle.errors import SandmleError
+from sandmle.harness import exposure
 from sandmle.leaderboard import serving
 
 APP_FILE = Path(__file__).with_name("app.py")
@@ -44,7 +45,7 @@ leaderboard_app = typer.Typer(
 
 
 def streamlit_command(
-    log_dirs: list[Path], port: int, headless: bool = False, host: str = serving.DEFAULT_HOST
+    log_dirs: list[Path], port: int, headless: bool = False, host: str = exposure.DEFAULT_HOST
 ) -> list[str]:
     """The ``streamlit run`` command line serving the packaged app on ``log_dirs``.
 
@@ -90,7 +91,7 @@ def serve(
             "for a token.",
             show_default=True,
         ),
-    ] = serving.DEFAULT_HOST,
+    ] = exposure.DEFAULT_HOST,
     port: Annotated[int, typer.Option(help="Port to serve on.", show_default=True)] = DEFAULT_PORT,
     token: Annotated[
         str | None,
@@ -112,8 +113,8 @@ def serve(
     quiet = not has_terminal() if headless is None else headless
     env = {**os.environ, serving.ROOTS_ENV: serving.roots_value(dirs)}
     env.pop(serving.TOKEN_ENV, None)
-    if not serving.is_loopback(host):
-        env[serving.TOKEN_ENV] = token = token or serving.new_token()
+    if not exposure.is_loopback(host):
+        env[serving.TOKEN_ENV] = token = token or exposure.new_token()
         typer.echo(serving.exposure_warning(host, port, token), err=True)
     code = serving.run_server(streamlit_command(dirs, port, quiet, host), env)
     raise typer.Exit(code)

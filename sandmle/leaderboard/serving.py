@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import hmac
-import ipaddress
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -28,20 +25,9 @@ ROOTS_ENV = "SANDMLE_LEADERBOARD_ROOTS"
 TOKEN_ENV = "SANDMLE_LEADERBOARD_TOKEN"
 """The token a visitor must give (``?token=``); unset on loopback, where none is asked."""
 TOKEN_PARAM = "token"
-DEFAULT_HOST = "127.0.0.1"
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 STOP_GRACE_S = 3.0
 """Seconds the server's group has to end after SIGTERM before it is killed."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only listens on this machine (``localhost`` or a loopback address)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def exposure_warning(host: str, port: int, token: str) -> str:
@@ -50,17 +36,6 @@ def exposure_warning(host: str, port: int, token: str) -> str:
         f"warning: serving on {host}, reachable by other machines; the logs are readable by "
         f"anyone with the token. Open http://{host}:{port}/?{TOKEN_PARAM}={token}"
     )
-
-
-def new_token() -> str:
-    return secrets.token_urlsafe(24)
-
-
-def token_ok(given: str | None, expected: str | None) -> bool:
-    """No token expected (loopback), or ``given`` equals it (compared in constant time)."""
-    if not expected:
-        return True
-    return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
 
 def _resolved(path: str) -> Path:

@@ -4,7 +4,7 @@ Only the light, torch-free pieces are re-exported; ``grpo``, ``sft``, ``generato
 ``checkpoints`` import torch/trl and are imported explicitly.
 """
 
-from sandmle.training.rewards import (
+from sandmle.env.rewards import (
     RewardSettings,
     format_reward,
     gold_reward,

@@ -20,6 +20,8 @@ from transformers import PreTrainedTokenizerBase
 from trl import GRPOConfig, GRPOTrainer
 from trl.trainer.grpo_trainer import RewardFunc
 
+from sandmle.env.chat import use_training_template
+from sandmle.env.rewards import reward_functions
 from sandmle.errors import SandmleError
 from sandmle.specs.files import load_file
 from sandmle.specs.training import (
@@ -29,7 +31,6 @@ from sandmle.specs.training import (
     RewardSettings,
     RolloutSettings,
 )
-from sandmle.training.chat import use_training_template
 from sandmle.training.checkpoints import (
     CheckpointMetadata,
     checkpoint_dir,
@@ -45,7 +46,6 @@ from sandmle.training.generators import (
     vllm_awake,
 )
 from sandmle.training.policy_api import Generator, PolicySession
-from sandmle.training.rewards import reward_functions
 from sandmle.training.rollouts import (
     EpisodeResult,
     failed_episodes,

@@ -45,7 +45,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 from inspect_ai.util import LimitExceededError, store
 
-from sandmle.training.chat import (
+from sandmle.env.chat import (
     chat_dicts,
     close_reasoning,
     continuation_text,

@@ -10,31 +10,19 @@ trajectories SFT and the leaderboard read.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import Task, task_with
+from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
-from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig, Model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
-from sandmle.benchmarks.synthetic.task import synthetic
-from sandmle.errors import SandmleError
-from sandmle.scaffolds import react
-from sandmle.specs.episode import EpisodeSpec
+from sandmle.env.task import SCORER, episode_task
 from sandmle.specs.training import RolloutSettings
 from sandmle.training.policy_api import EPISODE_KEY, Episode, PolicyAPI, PolicySession
-
-SCORER = "medal_scorer"
-TRAINABLE_SOLVERS: dict[str, Callable[..., Solver]] = {"react": react}
-"""Scaffolds whose episode is one conversation: what ``sandmle/<name>`` runs in evaluation."""
-TREE_SOLVERS = ("aide", "aira_greedy", "aira_mcts", "aira_evo")
-"""Scaffolds whose episode is many independent model calls (a search tree): not trainable here."""
 
 
 @dataclass
@@ -61,49 +49,12 @@ def episode_setup() -> Solver:
     return solve
 
 
-def training_agent(episode: EpisodeSpec) -> Solver:
-    """The evaluation scaffold ``episode.solver`` with its arguments (``-S`` in ``inspect eval``).
-
-    Tree scaffolds are refused: their model calls are independent conversations (drafts,
-    debugs, improvements of different nodes), so there is no one token sequence per episode
-    for trajectory-wise GRPO; train in ``react`` and evaluate transfer to them.
-    """
-    name = episode.scaffold
-    if name in TREE_SOLVERS:
-        raise SandmleError(
-            f"rollout.solver {name}: a tree scaffold makes many independent model calls per "
-            "episode, which trajectory-wise GRPO cannot train; train in react and evaluate in "
-            f"{name}"
-        )
-    factory = TRAINABLE_SOLVERS.get(name)
-    if factory is None:
-        known = ", ".join(TRAINABLE_SOLVERS)
-        raise SandmleError(f"rollout.solver {episode.solver!r}: unknown (trainable: {known})")
-    unknown = sorted(set(episode.solver_args) - set(inspect.signature(factory).parameters))
-    if unknown:
-        raise SandmleError(f"rollout.solver_args: {name} takes no {', '.join(unknown)}")
-    return factory(**episode.solver_args)
-
-
 def training_task(settings: RolloutSettings, task_ids: list[str]) -> Task:
     """The synthetic task with one sample per rollout (``<task>#<index>``): the episode's task,
     built from its ``-T`` arguments as ``inspect eval`` builds it."""
-    base = synthetic(pack=settings.pack, tasks=sorted(set(task_ids)), **settings.task_args())
-    by_id = {str(s.id): s for s in base.dataset}
-    samples = [by_id[t].model_copy(update={"id": f"{t}#{i}"}) for i, t in enumerate(task_ids)]
-    return task_with(
-        base,
-        dataset=MemoryDataset(samples, name="synthetic-rollouts"),
-        setup=[*_solvers(base.setup), episode_setup()],
-        solver=training_agent(settings),
+    return episode_task(
+        settings, settings.pack, task_ids, setup=[episode_setup()], name="synthetic-rollouts"
     )
-
-
-def _solvers(setup: Solver | Sequence[Solver] | None) -> list[Solver]:
-    """A task's setup as a list (Inspect takes one solver or several)."""
-    if setup is None:
-        return []
-    return list(setup) if isinstance(setup, Sequence) else [setup]
 
 
 def run_episodes(

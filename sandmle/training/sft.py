@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sandmle.env.chat import chat_dicts, tool_schema
 from sandmle.errors import SandmleError
 from sandmle.specs.files import load_file
 from sandmle.specs.training import Keep, SFTRunFile, Teacher
-from sandmle.training.chat import chat_dicts, tool_schema
 from sandmle.training.rollouts import SCORER
 from sandmle.training.smollm2 import local_model
 
@@ -103,7 +103,7 @@ def teacher_logs(teacher: Teacher, folder: Path) -> Path:
     from inspect_ai import eval as inspect_eval
 
     from sandmle.benchmarks.synthetic.task import synthetic
-    from sandmle.training.rollouts import training_agent
+    from sandmle.env.task import episode_agent
 
     if folder.is_dir() and log_files([folder]):
         return folder
@@ -111,7 +111,7 @@ def teacher_logs(teacher: Teacher, folder: Path) -> Path:
     logs = inspect_eval(
         task,
         model=teacher.models,
-        solver=training_agent(teacher.episode),
+        solver=episode_agent(teacher.episode),
         epochs=teacher.epochs,
         log_dir=str(folder),
     )

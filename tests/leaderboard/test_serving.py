@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from sandmle.cli import app
+from sandmle.harness import exposure
 from sandmle.leaderboard import serving
 from sandmle.leaderboard.cli import APP_FILE, streamlit_command
 
@@ -24,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_loopback_is_told_apart_from_other_addresses() -> None:
-    assert all(map(serving.is_loopback, ["127.0.0.1", "127.0.0.2", "::1", "localhost"]))
-    assert not any(map(serving.is_loopback, ["0.0.0.0", "::", "192.168.1.4", "example.org"]))
+    assert all(map(exposure.is_loopback, ["127.0.0.1", "127.0.0.2", "::1", "localhost"]))
+    assert not any(map(exposure.is_loopback, ["0.0.0.0", "::", "192.168.1.4", "example.org"]))
 
 
 def test_the_server_binds_loopback_unless_told() -> None:
@@ -46,9 +47,9 @@ def test_confine_keeps_folders_under_the_roots_only(tmp_path: Path) -> None:
 
 
 def test_token_is_compared_exactly() -> None:
-    assert serving.token_ok(None, None) and serving.token_ok("x", "")
-    assert serving.token_ok("abc", "abc")
-    assert not serving.token_ok(None, "abc") and not serving.token_ok("abd", "abc")
+    assert exposure.token_ok(None, None) and exposure.token_ok("x", "")
+    assert exposure.token_ok("abc", "abc")
+    assert not exposure.token_ok(None, "abc") and not exposure.token_ok("abd", "abc")
 
 
 def _app(monkeypatch: pytest.MonkeyPatch, root: Path, **params: str) -> AppTest:

@@ -19,9 +19,9 @@ from types import SimpleNamespace
 from accelerate import Accelerator
 from transformers import AutoTokenizer
 
+from sandmle.env.rewards import total_reward
 from sandmle.specs.training import RewardSettings, RolloutSettings
 from sandmle.training.grpo import close_processes, rollout_function
-from sandmle.training.rewards import total_reward
 
 COPY = "cp /home/data/sample_submission.csv /home/submission/submission.csv"
 

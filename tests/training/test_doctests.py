@@ -8,8 +8,9 @@ import pytest
 
 pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
 
+from sandmle.env import chat, rewards
 from sandmle.specs import episode, files
-from sandmle.training import chat, generators, rewards, sft
+from sandmle.training import generators, sft
 
 
 @pytest.mark.parametrize(
@@ -24,6 +25,6 @@ def test_import_sandmle_loads_no_torch() -> None:
     import subprocess
     import sys
 
-    code = "import sandmle, sandmle.training.cli, sandmle.training.rewards, sys; print('torch' in sys.modules or 'trl' in sys.modules)"
+    code = "import sandmle, sandmle.training.cli, sandmle.env.rewards, sys; print('torch' in sys.modules or 'trl' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

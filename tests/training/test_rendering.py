@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sandmle.training.chat import use_training_template
+from sandmle.env.chat import use_training_template
 from sandmle.training.policy_api import PolicySession
 from sandmle.training.rollouts import run_episodes
 from tests.training.conftest import SCRIPT, ScriptedGenerator

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
+from sandmle.env.chat import chat_dicts, render, tool_schema
+from sandmle.env.rewards import total_reward
 from sandmle.specs.training import RewardSettings, RolloutSettings
-from sandmle.training.chat import chat_dicts, render, tool_schema
 from sandmle.training.policy_api import PolicySession
-from sandmle.training.rewards import total_reward
 from sandmle.training.rollouts import run_episodes, trl_batch
 from tests.training.conftest import SCRIPT, ScriptedGenerator, model_conversation
 
@@ -103,16 +103,16 @@ def test_episodes_run_in_the_evaluation_react_scaffold(scripted_episode) -> None
 
 
 def test_solver_and_its_arguments_come_from_the_settings(pack_dir: Path) -> None:
+    from sandmle.env.task import episode_agent
     from sandmle.errors import SandmleError
-    from sandmle.training.rollouts import training_agent
 
-    training_agent(RolloutSettings(solver="sandmle/react", solver_args={"attempts": 2}))
+    episode_agent(RolloutSettings(solver="sandmle/react", solver_args={"attempts": 2}))
     with pytest.raises(SandmleError, match="tree scaffold"):
-        training_agent(RolloutSettings(solver="aide"))
+        episode_agent(RolloutSettings(solver="aide"))
     with pytest.raises(SandmleError, match="unknown"):
-        training_agent(RolloutSettings(solver="basic"))
+        episode_agent(RolloutSettings(solver="basic"))
     with pytest.raises(SandmleError, match="takes no max_steps"):
-        training_agent(RolloutSettings(solver_args={"max_steps": 3}))
+        episode_agent(RolloutSettings(solver_args={"max_steps": 3}))
 
 
 def test_a_text_only_turn_gets_reacts_continue_message(tokenizer, pack_dir, tmp_path) -> None:

@@ -87,7 +87,7 @@ def test_teacher_reasoning_is_kept_and_trained_with_qwen3s_template(tiny_model: 
     from transformers import AutoTokenizer
     from trl.chat_template_utils import get_training_chat_template
 
-    from sandmle.training.chat import chat_dicts
+    from sandmle.env.chat import chat_dicts
     from tests.training.test_chat import qwen3_template
 
     teacher = ChatMessageAssistant(

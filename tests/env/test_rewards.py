@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from sandmle.harness.competition import load_competition
-from sandmle.harness.grading.report import grade_csv
-from sandmle.harness.scorer import score_value
-from sandmle.training.rewards import (
+from sandmle.env.rewards import (
     RewardSettings,
     format_reward,
     reasoning_well_formed,
     total_reward,
 )
+from sandmle.harness.competition import load_competition
+from sandmle.harness.grading.report import grade_csv
+from sandmle.harness.scorer import score_value
 
 TIERS = ["gold", "silver", "bronze", "median", "below"]
 DENSE_TIER = {"gold": 0.7, "silver": 0.6, "bronze": 0.5, "median": 0.1, "below": 0.0}

@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from sandmle.errors import SandmleError
-from sandmle.specs.training import RolloutSettings
-from sandmle.training.chat import (
+from sandmle.env.chat import (
     chat_dicts,
     history_rewrites,
     inserted_opening,
@@ -22,6 +20,8 @@ from sandmle.training.chat import (
     turn_opening,
     use_training_template,
 )
+from sandmle.errors import SandmleError
+from sandmle.specs.training import RolloutSettings
 from sandmle.training.policy_api import PolicySession
 from sandmle.training.rollouts import run_episodes
 from tests.training.conftest import ScriptedGenerator, model_conversation

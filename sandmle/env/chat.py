@@ -84,6 +84,30 @@ def parse_tool_calls(text: str) -> tuple[str, list[ToolCall]]:
     return _TOOL_CALL.sub("", text).strip(), calls
 
 
+def assistant_message(message: dict[str, Any], model: str = "") -> ChatMessageAssistant:
+    """An assistant chat dict (``content``, OpenAI-style ``tool_calls``) as Inspect's message.
+
+    A call whose name or arguments do not parse gets a ``parse_error`` (the agent is told, as
+    for a malformed ``<tool_call>`` block).
+
+    >>> m = assistant_message({"content": "look", "tool_calls": [
+    ...     {"type": "function", "function": {"name": "bash", "arguments": '{"cmd": "ls"}'}}]})
+    >>> m.text, m.tool_calls[0].function, m.tool_calls[0].arguments
+    ('look', 'bash', {'cmd': 'ls'})
+    """
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function", call) if isinstance(call, dict) else {}
+        block = {"name": function.get("name"), "arguments": function.get("arguments", {})}
+        calls.append(_tool_call(json.dumps(block)))
+    content = message.get("content") or ""
+    return ChatMessageAssistant(
+        content=content if isinstance(content, str) else json.dumps(content),
+        tool_calls=calls or None,
+        model=model or None,
+    )
+
+
 def _tool_call(block: str) -> ToolCall:
     call_id = f"call_{uuid.uuid4().hex[:12]}"
     try:

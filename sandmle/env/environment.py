@@ -1,0 +1,257 @@
+"""The step-wise environment: a sandmle task as reset → step → … → done, with its reward.
+
+An episode is the very sample ``inspect eval`` runs (``sandmle.env.worker``); this module is
+the host's side: it picks the task, bounds how many episodes run, turns each policy action
+into the worker's turn and each answer into an observation (the messages the environment
+appended), and grades a finished episode with the training reward and its components.
+Hidden answers stay on the host: the worker's Inspect scorer grades outside the sandbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sandmle.env.process import EpisodeGone, EpisodeProcess
+from sandmle.env.protocol import (
+    Action,
+    ActionLine,
+    DoneLine,
+    EpisodeRequest,
+    FailedLine,
+    Observation,
+    ObservationLine,
+)
+from sandmle.env.rewards import reward_functions, total_reward
+from sandmle.errors import SandmleError
+from sandmle.harness.pack import load_pack
+from sandmle.specs.environment import (
+    DEADLINE_MARGIN_S,
+    FALLBACK_TIME_LIMIT_S,
+    EnvSettings,
+)
+
+EPISODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class Busy(SandmleError):
+    """Every episode slot is taken and the queue is full or the wait ran out."""
+
+
+class Slots:
+    """How many episodes run at once, with a bounded queue and a clear "busy" answer."""
+
+    def __init__(self, running: int, waiting: int, timeout_s: float) -> None:
+        self.running, self.waiting, self.timeout_s = running, waiting, timeout_s
+        self._free = asyncio.Semaphore(running)
+        self._queued = 0
+
+    async def acquire(self) -> None:
+        if self._free.locked() and self._queued >= self.waiting:
+            raise Busy(f"server busy: {self.running} episodes running, {self._queued} waiting")
+        self._queued += 1
+        try:
+            await asyncio.wait_for(self._free.acquire(), self.timeout_s)
+        except TimeoutError:
+            raise Busy(
+                f"server busy: no episode slot came free in {self.timeout_s:g} s "
+                f"({self.running} running)"
+            ) from None
+        finally:
+            self._queued -= 1
+
+    def release(self) -> None:
+        self._free.release()
+
+
+class PackTasks:
+    """The task ids a server may run, read once from the pack (confined as every pack load)."""
+
+    def __init__(self, settings: EnvSettings) -> None:
+        pack = settings.pack
+        if pack is None:
+            from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
+
+            pack = str(builtin_pack_dir())
+        self.pack = str(Path(pack).resolve())
+        self.ids = [c.id for c in load_pack(self.pack, settings.tasks).competitions]
+
+    def pick(self, task: str | None, index: int | None, seed: int | None) -> str:
+        """A task named, by index, by seed, or the first."""
+        if task is not None:
+            if task not in self.ids:
+                raise SandmleError(f"unknown task {task!r}: this server has {_listing(self.ids)}")
+            return task
+        if index is not None:
+            if not 0 <= index < len(self.ids):
+                raise SandmleError(f"task index {index} out of range 0..{len(self.ids) - 1}")
+            return self.ids[index]
+        return random.Random(seed).choice(self.ids) if seed is not None else self.ids[0]
+
+
+def _listing(ids: list[str], shown: int = 8) -> str:
+    more = f", … ({len(ids)} in all)" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
+
+
+class Environment:
+    """One client's environment: at most one running episode at a time."""
+
+    def __init__(self, settings: EnvSettings, tasks: PackTasks, slots: Slots) -> None:
+        self.settings, self.tasks, self.slots = settings, tasks, slots
+        self.state_dir = Path(settings.state_dir or Path(settings.log_dir) / ".state")
+        self.process: EpisodeProcess | None = None
+        self.seen: list[dict[str, Any]] = []
+        self.turns: list[str] = []
+        self.last = Observation()
+        self._slot = False
+        self._timer: asyncio.TimerHandle | None = None
+        self.expired = False
+
+    async def reset(
+        self,
+        task: str | None = None,
+        index: int | None = None,
+        seed: int | None = None,
+        episode_id: str | None = None,
+    ) -> Observation:
+        """Start an episode (ending the running one) and return its first observation."""
+        self.close()
+        self.seen, self.turns, self.expired = [], [], False
+        episode_id = episode_id or uuid.uuid4().hex[:16]
+        if not EPISODE_ID.match(episode_id):
+            raise SandmleError(f"episode_id {episode_id[:80]!r}: use 1-64 of A-Z a-z 0-9 . _ -")
+        request = EpisodeRequest(
+            episode_id=episode_id,
+            pack=self.tasks.pack,
+            task=self.tasks.pick(task, index, seed),
+            episode=self.settings.episode,
+            seed=seed,
+            log_dir=str(Path(self.settings.log_dir).resolve()),
+        )
+        await self.slots.acquire()
+        self._slot = True
+        self.process = EpisodeProcess(request, self.state_dir)
+        self.last = Observation(episode_id=episode_id, task=request.task)
+        self._timer = asyncio.get_running_loop().call_later(self.deadline_s(), self._expire)
+        try:
+            answer = await self.process.start()
+        except BaseException:
+            self.close()
+            raise
+        return self._observe(answer, first=True)
+
+    async def step(self, action: Action | dict[str, Any]) -> Observation:
+        """Hand the running episode one policy turn; the environment's answer."""
+        if self.process is None or self.process.ended:
+            raise SandmleError("no running episode: reset first")
+        turn = self._checked(action)
+        self.turns.append(turn.text if turn.text is not None else _content(turn.message))
+        try:
+            answer = await self.process.act(ActionLine(message=turn.message, text=turn.text))
+        except EpisodeGone as exc:
+            why = f"the episode passed its deadline of {self.deadline_s():g} s"
+            answer = FailedLine(error=why if self.expired else str(exc))
+        return self._observe(answer, first=False)
+
+    def _checked(self, action: Action | dict[str, Any]) -> Action:
+        raw = action.model_dump() if isinstance(action, Action) else action
+        size = len(json.dumps(raw, default=str))
+        if size > self.settings.max_action_bytes:
+            raise SandmleError(
+                f"action of {size} bytes: the limit is {self.settings.max_action_bytes}"
+            )
+        turn = Action.model_validate(raw)
+        if (turn.message is None) == (turn.text is None):
+            raise SandmleError("an action is one of message (a chat dict) or text (raw output)")
+        return turn
+
+    def _observe(self, answer: ObservationLine | DoneLine | FailedLine, first: bool) -> Observation:
+        base = Observation(
+            episode_id=self.last.episode_id, task=self.last.task, turn=len(self.turns)
+        )
+        if isinstance(answer, ObservationLine):
+            new, rewritten = self._new_messages(answer.messages, first)
+            self.seen = answer.messages
+            tools = answer.tools if first else []
+            self.last = base.model_copy(
+                update={"messages": new, "tools": tools, "rewritten": rewritten}
+            )
+            return self.last
+        if isinstance(answer, FailedLine):
+            self.last = base.model_copy(update={"done": True, "error": answer.error})
+        else:
+            new, rewritten = self._new_messages(answer.messages, first)
+            reward, components = self.reward(answer)
+            self.last = base.model_copy(
+                update={
+                    "messages": new, "done": True, "reward": reward, "components": components,
+                    "grade": answer.grade, "error": answer.error, "log": answer.log,
+                    "rewritten": rewritten,
+                }
+            )  # fmt: skip
+            self.seen = answer.messages or self.seen
+        self.close()
+        return self.last
+
+    def _new_messages(self, messages: list[dict], first: bool) -> tuple[list[dict], bool]:
+        """The messages after the last observation and the policy's reply to it."""
+        if first:
+            return messages, False
+        if messages[: len(self.seen)] == self.seen:
+            return messages[len(self.seen) + 1 :], False
+        return messages, True
+
+    def reward(self, done: DoneLine) -> tuple[float | None, dict[str, float]]:
+        """The episode's reward and its unweighted components (none for a failed episode)."""
+        if done.error is not None:
+            return None, {}
+        medal = {k: math.nan if v is None else v for k, v in done.grade.items()}
+        extra = {"medal": [medal], "assistant_turns": [self.turns]}
+        funcs, _ = reward_functions(self.settings.reward)
+        values = {f.__name__: f([""], **extra)[0] or 0.0 for f in funcs}
+        return total_reward(self.settings.reward, [""], **extra)[0], values
+
+    def deadline_s(self) -> float:
+        if self.settings.deadline_s is not None:
+            return self.settings.deadline_s
+        limit = self.settings.episode.task_limits().time_limit or FALLBACK_TIME_LIMIT_S
+        return limit + DEADLINE_MARGIN_S
+
+    def _expire(self) -> None:
+        if self.process is not None and not self.process.ended:
+            self.expired = True
+            self.process.kill()
+
+    def state(self) -> dict[str, Any]:
+        """The episode so far: its id, task, turn count, whether done, the whole conversation."""
+        return {
+            "episode_id": self.last.episode_id or None,
+            "step_count": len(self.turns),
+            "task": self.last.task,
+            "done": self.last.done,
+            "messages": self.seen,
+        }
+
+    def close(self) -> None:
+        """End the running episode, if any: its worker and sandbox killed, its slot freed."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.process is not None:
+            self.process.kill()
+        if self._slot:
+            self._slot = False
+            self.slots.release()
+        self.process = None
+
+
+def _content(message: dict[str, Any] | None) -> str:
+    content = (message or {}).get("content") or ""
+    return content if isinstance(content, str) else json.dumps(content)

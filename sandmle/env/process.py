@@ -1,0 +1,186 @@
+"""The host's side of an episode's worker process, and the ledger that lets a restarted host
+reap what a killed one left.
+
+Each worker runs in a session of its own with its own temp folder (its sandboxes live there),
+and is recorded in ``<state>/episodes/<id>.json`` (pid and kernel start time, so a recycled pid
+is never killed by mistake). Closing an episode kills the worker's process group (its bwrap
+sandboxes die with their parent) and removes the folder; a host that starts reaps every record
+a previous one left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from sandmle.env.protocol import (
+    MAX_LINE_BYTES,
+    ActionLine,
+    DoneLine,
+    EpisodeRequest,
+    FailedLine,
+    ObservationLine,
+    WorkerLine,
+)
+from sandmle.errors import SandmleError
+
+WORKER = "sandmle.env.worker"
+
+
+class EpisodeGone(SandmleError):
+    """The episode's worker ended without a ``done`` (killed, crashed, or past its deadline)."""
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]
+
+
+class Record(BaseModel):
+    """One live worker, as the ledger holds it."""
+
+    pid: int
+    start: str
+    workdir: str
+
+
+def reap(state_dir: Path) -> int:
+    """Kill every worker a previous host left running and remove its folder; how many."""
+    ledger = state_dir / "episodes"
+    reaped = 0
+    for path in sorted(ledger.glob("*.json")) if ledger.is_dir() else []:
+        try:
+            record = Record.model_validate_json(path.read_text())
+        except (OSError, ValueError):
+            path.unlink(missing_ok=True)
+            continue
+        if _start_time(record.pid) == record.start:  # the very process we started
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(record.pid, signal.SIGKILL)
+            reaped += 1
+        shutil.rmtree(record.workdir, ignore_errors=True)
+        path.unlink(missing_ok=True)
+    return reaped
+
+
+class EpisodeProcess:
+    """One episode's worker: started on ``start``, one ``act`` per policy turn, ``kill`` always."""
+
+    def __init__(self, request: EpisodeRequest, state_dir: Path) -> None:
+        self.request = request
+        self.workdir = state_dir / "work" / request.episode_id
+        self.record = state_dir / "episodes" / f"{request.episode_id}.json"
+        self.proc: asyncio.subprocess.Process | None = None
+        self.ended = False
+
+    async def start(self) -> WorkerLine:
+        """Start the worker and hand it the request; its first line (the first observation)."""
+        tmp = self.workdir / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        self.record.parent.mkdir(parents=True, exist_ok=True)
+        stderr = (self.workdir / "worker.log").open("wb")
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", WORKER,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
+                start_new_session=True, limit=MAX_LINE_BYTES,
+                env={**os.environ, "TMPDIR": str(tmp)},
+            )  # fmt: skip
+        finally:
+            stderr.close()
+        start = _start_time(self.proc.pid) or ""
+        record = Record(pid=self.proc.pid, start=start, workdir=str(self.workdir))
+        self.record.write_text(record.model_dump_json())
+        return await self._exchange(self.request)
+
+    async def act(self, action: ActionLine) -> WorkerLine:
+        """Hand the worker the policy's turn; its next line."""
+        return await self._exchange(action)
+
+    async def _exchange(self, line: BaseModel) -> WorkerLine:
+        proc = self._running()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(line.model_dump_json().encode() + b"\n")
+            await proc.stdin.drain()
+            raw = await proc.stdout.readline()
+        except (BrokenPipeError, ConnectionResetError, ValueError) as exc:
+            raise self._gone(f"its pipe broke ({exc})") from None
+        if not raw:
+            await proc.wait()
+            raise self._gone(f"it exited with code {proc.returncode}")
+        answer = _parse(raw)
+        if not isinstance(answer, ObservationLine):
+            self.ended = True
+        return answer
+
+    def _running(self) -> asyncio.subprocess.Process:
+        if self.proc is None or self.ended:
+            raise SandmleError(f"episode {self.request.episode_id} is not running")
+        return self.proc
+
+    def _gone(self, why: str) -> EpisodeGone:
+        self.ended = True
+        tail = self.stderr_tail()
+        return EpisodeGone(f"episode {self.request.episode_id}: the worker ended: {why}{tail}")
+
+    def stderr_tail(self) -> str:
+        """The worker's last stderr line, for an error message (``: <line>``, or nothing)."""
+        try:
+            lines = (self.workdir / "worker.log").read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
+        return f": {last[:300]}" if last else ""
+
+    def kill(self) -> None:
+        """End the worker and everything in its session, remove its folder and its record.
+
+        Synchronous and safe from any thread: a server closes sessions from worker threads.
+        """
+        self.ended = True
+        if self.proc is not None and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            _wait_gone(self.proc.pid)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.record.unlink(missing_ok=True)
+
+
+def _wait_gone(pid: int, tries: int = 200) -> None:
+    """Wait (up to ~2 s) until the killed worker is no longer running."""
+    import time
+
+    for _ in range(tries):  # asyncio's child watcher reaps it: only look
+        if _start_time(pid) is None or _zombie(pid):
+            return
+        time.sleep(0.01)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _parse(raw: bytes) -> WorkerLine:
+    data = json.loads(raw)
+    kind = data.get("type")
+    if kind == "observation":
+        return ObservationLine.model_validate(data)
+    if kind == "done":
+        return DoneLine.model_validate(data)
+    return FailedLine.model_validate(data)

@@ -1,0 +1,205 @@
+"""``sandmle env serve``: the step-wise environment over OpenEnv's protocol.
+
+OpenEnv (PyPI ``openenv-core``) defines the wire format: a WebSocket session at ``/ws`` per
+client, each with its own environment, JSON messages ``reset`` / ``step`` / ``state`` /
+``close``; OpenEnv's ``EnvClient`` (and TRL, SkyRL and others through it) speak it. The server
+registers OpenEnv's routes in its production mode: no stateless ``/reset`` or ``/step`` over
+HTTP, which would start and kill a sandbox per call. A disconnected client's session is
+destroyed, and with it the episode's worker and sandbox; a silent one is reaped after
+``idle_timeout_s``.
+
+Bound to 127.0.0.1 unless told otherwise; on any other address a token is required, sent as
+``Authorization: Bearer <token>`` (``sandmle.env.client.SandmleEnvClient`` does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+from fastapi import FastAPI
+from openenv.core.env_server.http_server import HTTPEnvServer
+from openenv.core.env_server.interfaces import Environment as OpenEnvEnvironment
+from openenv.core.env_server.types import (
+    Action,
+    ConcurrencyConfig,
+    EnvironmentMetadata,
+    Observation,
+    State,
+)
+from pydantic import Field
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from sandmle.env.environment import Environment, PackTasks, Slots
+from sandmle.env.process import reap
+from sandmle.harness.exposure import token_ok
+from sandmle.specs.environment import EnvSettings
+
+logger = logging.getLogger(__name__)
+NAME = "sandmle"
+
+
+class SandmleAction(Action):
+    """One policy turn: ``message`` (an assistant chat dict with OpenAI-style ``tool_calls``)
+    or ``text`` (the raw sampled text, ``<tool_call>`` blocks parsed as in training)."""
+
+    message: dict[str, Any] | None = None
+    text: str | None = None
+
+
+class SandmleObservation(Observation):
+    """The environment's answer (``sandmle.env.environment.Observation``'s fields)."""
+
+    episode_id: str = ""
+    task: str = ""
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    components: dict[str, float] = Field(default_factory=dict)
+    grade: dict[str, float | None] = Field(default_factory=dict)
+    error: str | None = None
+    log: str = ""
+    turn: int = 0
+    rewritten: bool = False
+
+
+class SandmleOpenEnv(OpenEnvEnvironment[SandmleAction, SandmleObservation, State]):
+    """One WebSocket session's environment, over ``sandmle.env.environment.Environment``."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, settings: EnvSettings, tasks: PackTasks, slots: Slots) -> None:
+        super().__init__()
+        self.core = Environment(settings, tasks, slots)
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def reset_async(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        task: str | None = None,
+        index: int | None = None,
+        **kwargs: Any,
+    ) -> SandmleObservation:
+        self.loop = asyncio.get_running_loop()
+        if kwargs:
+            raise ValueError(f"reset takes task, index, seed, episode_id; not {', '.join(kwargs)}")
+        observation = await self.core.reset(
+            task=task, index=index, seed=seed, episode_id=episode_id
+        )
+        return SandmleObservation(**observation.model_dump())
+
+    async def step_async(
+        self, action: SandmleAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> SandmleObservation:
+        turn = action.model_dump(include={"message", "text"})
+        observation = await self.core.step(turn)
+        return SandmleObservation(**observation.model_dump())
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Any:
+        raise NotImplementedError("sandmle's environment is async: use reset_async")
+
+    def step(self, action: SandmleAction, timeout_s: float | None = None, **kwargs: Any) -> Any:
+        raise NotImplementedError("sandmle's environment is async: use step_async")
+
+    @property
+    def state(self) -> State:
+        return State(**self.core.state())
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name=NAME,
+            description="sandmle's MLE tasks: a Kaggle-style task in a sandbox, graded on the host",
+            version=_version(),
+        )
+
+    def close(self) -> None:
+        """Called by OpenEnv from a worker thread when the session ends (also on disconnect):
+        the episode is closed on its event loop, as its asyncio objects require."""
+        loop = self.loop
+        if loop is None or loop.is_closed() or _on_loop(loop):
+            self.core.close()
+            return
+        done = threading.Event()
+
+        def close_on_loop() -> None:
+            try:
+                self.core.close()
+            finally:
+                done.set()
+
+        loop.call_soon_threadsafe(close_on_loop)
+        if not done.wait(timeout=10):  # the loop is stuck or stopping: kill directly
+            self.core.close()
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return version("sandmle")
+
+
+class TokenGate:
+    """ASGI middleware: every HTTP request and WebSocket handshake carries the token."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            sent = dict(scope.get("headers") or []).get(b"authorization", b"")
+            given = sent.decode("latin-1").removeprefix("Bearer ")
+            if not token_ok(given, self.token):
+                await _refuse(scope, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _refuse(scope: Scope, send: Send) -> None:
+    if scope["type"] == "websocket":  # a handshake refused before accept: HTTP 403
+        await send({"type": "websocket.close", "code": 1008, "reason": "missing or wrong token"})
+        return
+    body = b'{"detail": "missing or wrong token"}'
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def build_app(settings: EnvSettings, token: str | None = None) -> FastAPI:
+    """The server's app: OpenEnv's routes over sandmle's environment, behind ``token`` if set.
+
+    Reaps what a previous server with the same state folder left (workers, sandboxes,
+    folders) before it serves.
+    """
+    tasks = PackTasks(settings)
+    env = Environment(settings, tasks, Slots(1, 0, 0))  # only for the state folder
+    reaped = reap(env.state_dir)
+    if reaped:
+        logger.warning("reaped %d episode(s) a previous server left running", reaped)
+    slots = Slots(settings.max_episodes, settings.max_waiting, settings.queue_timeout_s)
+
+    def factory() -> SandmleOpenEnv:
+        return SandmleOpenEnv(settings, tasks, slots)
+
+    server = HTTPEnvServer(
+        env=factory,
+        action_cls=SandmleAction,
+        observation_cls=SandmleObservation,
+        concurrency_config=ConcurrencyConfig(
+            max_concurrent_envs=settings.max_episodes + settings.max_waiting + 1,
+            session_timeout=settings.idle_timeout_s,
+        ),
+    )
+    app = FastAPI(title="sandmle environment server", docs_url=None, redoc_url=None)
+    server.register_routes(app, mode="production")
+    if token:
+        app.add_middleware(TokenGate, token=token)
+    return app

@@ -1,0 +1,185 @@
+"""One episode in a process of its own: ``inspect eval`` of one sample, the policy outside.
+
+The environment's host starts ``python -m sandmle.env.worker`` per episode. The worker runs the
+episode's task exactly as ``inspect eval sandmle/synthetic --solver sandmle/<scaffold>`` does
+(same prompt, tools, sandbox, limits, scorer, log); only the model differs: ``sandmle-env``
+hands each turn's conversation to the host and waits for the policy's action. Inspect allows
+one eval per process, and a process per episode lets the host end an episode (deadline, lost
+client) by killing it, sandboxes with it (bwrap dies with its parent).
+
+stdin carries the host's lines; the protocol's output goes to the process's original stdout,
+and anything else the episode prints goes to stderr, so a stray ``print`` cannot break it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import signal
+import sys
+import time
+from typing import IO, Any
+
+import anyio
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    GenerateConfig,
+    Model,
+    ModelAPI,
+    ModelOutput,
+    StopReason,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+from pydantic import BaseModel, ValidationError
+
+from sandmle.env.chat import assistant_message, chat_dicts, parse_tool_calls, tool_schema
+from sandmle.env.protocol import (
+    ActionLine,
+    DoneLine,
+    EpisodeRequest,
+    FailedLine,
+    ObservationLine,
+)
+from sandmle.env.task import SCORER, episode_task
+from sandmle.errors import SandmleError
+
+PR_SET_PDEATHSIG = 1
+CHARS_PER_TOKEN = 4
+"""Token estimate for react's context trimming: the policy's tokenizer lives with the client."""
+
+
+class Channel:
+    """The worker's side of the protocol: lines in on stdin, lines out on the original stdout."""
+
+    def __init__(self, reader: IO[str], writer: IO[str]) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    def from_stdio(cls) -> Channel:
+        writer = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", buffering=1)
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints go to stderr from here on
+        return cls(sys.stdin, writer)
+
+    def send(self, line: BaseModel) -> None:
+        self.writer.write(line.model_dump_json() + "\n")
+        self.writer.flush()
+
+    def receive(self) -> str:
+        line = self.reader.readline()
+        if not line:
+            raise ConnectionError("the environment host closed the episode")
+        return line
+
+
+@modelapi(name="sandmle-env")
+class BridgeAPI(ModelAPI):
+    """``sandmle-env/<name>``: a policy that lives outside the process, one turn per line."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        channel: Channel | None = None,
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        if channel is None:
+            raise ValueError("sandmle-env runs inside an environment worker")
+        self.channel = channel
+
+    async def count_text_tokens(self, text: str) -> int:  # offline: no tiktoken download
+        return len(text) // CHARS_PER_TOKEN + 1
+
+    def collapse_user_messages(self) -> bool:
+        return True  # as the training policy's API: the same messages reach the template
+
+    def max_connections(self) -> int:
+        return 1
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        self.channel.send(
+            ObservationLine(messages=chat_dicts(input), tools=[tool_schema(t) for t in tools])
+        )
+        line = await anyio.to_thread.run_sync(self.channel.receive, abandon_on_cancel=True)
+        reply = _reply(ActionLine.model_validate_json(line), self.model_name)
+        stop: StopReason = "tool_calls" if reply.tool_calls else "stop"
+        choice = ChatCompletionChoice(message=reply, stop_reason=stop)
+        return ModelOutput(model=self.model_name, choices=[choice])
+
+
+def _reply(action: ActionLine, model: str) -> ChatMessageAssistant:
+    """The policy's turn as Inspect's message: raw text is parsed as training parses it."""
+    if action.text is not None:
+        text, calls = parse_tool_calls(action.text)
+        return ChatMessageAssistant(content=text, tool_calls=calls or None, model=model)
+    return assistant_message(action.message or {}, model)
+
+
+def run(request: EpisodeRequest, channel: Channel) -> DoneLine:
+    """The episode's eval; its one sample's grade, error and conversation."""
+    task = episode_task(request.episode, request.pack, [request.task], name="synthetic-env")
+    model = Model(
+        BridgeAPI("policy", channel=channel), GenerateConfig(**request.episode.generate_args())
+    )
+    start = time.monotonic()
+    (log,) = inspect_eval(
+        task,
+        model=model,
+        log_dir=request.log_dir,
+        display="none",
+        fail_on_error=False,
+        score_display=False,
+        seed=request.seed,
+        metadata={"episode_id": request.episode_id},
+    )
+    if not log.samples:
+        error = log.error.message if log.error else f"the eval ended {log.status}"
+        return DoneLine(error=error, log=log.location, seconds=time.monotonic() - start)
+    sample = log.samples[0]
+    score = (sample.scores or {}).get(SCORER)
+    grade = dict(score.value) if score and isinstance(score.value, dict) else {}
+    return DoneLine(
+        grade={k: None if math.isnan(float(v)) else float(v) for k, v in grade.items()},
+        error=sample.error.message if sample.error else None,
+        messages=chat_dicts(sample.messages),
+        log=log.location,
+        seconds=time.monotonic() - start,
+    )
+
+
+def _die_with_host() -> None:
+    """Be killed when the host dies (Linux), so no episode outlives a crashed server."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+    if os.getppid() == 1:  # the host died before the call above
+        os._exit(1)
+
+
+def main() -> None:
+    _die_with_host()
+    channel = Channel.from_stdio()
+    try:
+        request = EpisodeRequest.model_validate_json(channel.receive())
+        channel.send(run(request, channel))
+    except (SandmleError, ValidationError, ConnectionError) as exc:
+        channel.send(FailedLine(error=str(exc).splitlines()[0] if str(exc) else repr(exc)))
+
+
+if __name__ == "__main__":
+    main()
