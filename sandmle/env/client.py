@@ -14,8 +14,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+# isort: off
+import sandmle.env._openenv  # noqa: F401 - first: OpenEnv without its web UI
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
+
+# isort: on
 from websockets.asyncio.client import connect as ws_connect
 
 from sandmle.env.protocol import Action, Observation

@@ -122,7 +122,7 @@ class Environment:
         episode_id: str | None = None,
     ) -> Observation:
         """Start an episode (ending the running one) and return its first observation."""
-        self.close()
+        await self.aclose()
         self.seen, self.turns, self.expired = [], [], False
         episode_id = episode_id or uuid.uuid4().hex[:16]
         if not EPISODE_ID.match(episode_id):
@@ -142,23 +142,32 @@ class Environment:
         self._timer = asyncio.get_running_loop().call_later(self.deadline_s(), self._expire)
         try:
             answer = await self.process.start()
-        except BaseException:
-            self.close()
+        except BaseException as exc:
+            await self.aclose()
+            if isinstance(exc, EpisodeGone) and self.expired:
+                raise SandmleError(self._deadline_passed()) from None
             raise
-        return self._observe(answer, first=True)
+        return await self._answered(answer, first=True)
 
     async def step(self, action: Action | dict[str, Any]) -> Observation:
         """Hand the running episode one policy turn; the environment's answer."""
+        turn = self._checked(action)
         if self.process is None or self.process.ended:
             raise SandmleError("no running episode: reset first")
-        turn = self._checked(action)
         self.turns.append(turn.text if turn.text is not None else _content(turn.message))
         try:
             answer = await self.process.act(ActionLine(message=turn.message, text=turn.text))
         except EpisodeGone as exc:
-            why = f"the episode passed its deadline of {self.deadline_s():g} s"
-            answer = FailedLine(error=why if self.expired else str(exc))
-        return self._observe(answer, first=False)
+            answer = FailedLine(error=self._deadline_passed() if self.expired else str(exc))
+        return await self._answered(answer, first=False)
+
+    async def _answered(
+        self, answer: ObservationLine | DoneLine | FailedLine, first: bool
+    ) -> Observation:
+        observation = self._observe(answer, first)
+        if observation.done:
+            await self.aclose()
+        return observation
 
     def _checked(self, action: Action | dict[str, Any]) -> Action:
         raw = action.model_dump() if isinstance(action, Action) else action
@@ -197,7 +206,6 @@ class Environment:
                 }
             )  # fmt: skip
             self.seen = answer.messages or self.seen
-        self.close()
         return self.last
 
     def _new_messages(self, messages: list[dict], first: bool) -> tuple[list[dict], bool]:
@@ -224,6 +232,9 @@ class Environment:
         limit = self.settings.episode.task_limits().time_limit or FALLBACK_TIME_LIMIT_S
         return limit + DEADLINE_MARGIN_S
 
+    def _deadline_passed(self) -> str:
+        return f"the episode passed its deadline of {self.deadline_s():g} s (worker killed)"
+
     def _expire(self) -> None:
         if self.process is not None and not self.process.ended:
             self.expired = True
@@ -238,6 +249,14 @@ class Environment:
             "done": self.last.done,
             "messages": self.seen,
         }
+
+    async def aclose(self) -> None:
+        """``close``, then wait until the worker is reaped (an event loop that ends right after
+        then leaves no subprocess transport behind)."""
+        process = self.process
+        self.close()
+        if process is not None:
+            await process.wait_closed()
 
     def close(self) -> None:
         """End the running episode, if any: its worker and sandbox killed, its slot freed."""

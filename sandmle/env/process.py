@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -80,7 +81,8 @@ class EpisodeProcess:
 
     def __init__(self, request: EpisodeRequest, state_dir: Path) -> None:
         self.request = request
-        self.workdir = state_dir / "work" / request.episode_id
+        # a short path: sandboxes put unix sockets in the worker's temp folder (108-byte cap)
+        self.workdir = Path(tempfile.mkdtemp(prefix="sandmle-env-"))
         self.record = state_dir / "episodes" / f"{request.episode_id}.json"
         self.proc: asyncio.subprocess.Process | None = None
         self.ended = False
@@ -157,6 +159,12 @@ class EpisodeProcess:
             _wait_gone(self.proc.pid)
         shutil.rmtree(self.workdir, ignore_errors=True)
         self.record.unlink(missing_ok=True)
+
+    async def wait_closed(self, timeout_s: float = 10.0) -> None:
+        """Wait until asyncio has reaped the (killed) worker."""
+        if self.proc is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.proc.wait(), timeout_s)
 
 
 def _wait_gone(pid: int, tries: int = 200) -> None:

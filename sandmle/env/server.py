@@ -20,6 +20,9 @@ import threading
 from typing import Any
 
 from fastapi import FastAPI
+
+# isort: off
+import sandmle.env._openenv  # noqa: F401 - first: OpenEnv without its web UI
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.interfaces import Environment as OpenEnvEnvironment
 from openenv.core.env_server.types import (
@@ -29,6 +32,8 @@ from openenv.core.env_server.types import (
     Observation,
     State,
 )
+
+# isort: on
 from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
