@@ -32,6 +32,7 @@ from sandmle.env.protocol import (
     WorkerLine,
 )
 from sandmle.errors import SandmleError
+from sandmle.harness.sandbox import release_sandboxes
 
 WORKER = "sandmle.env.worker"
 
@@ -71,7 +72,7 @@ def reap(state_dir: Path) -> int:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(record.pid, signal.SIGKILL)
             reaped += 1
-        shutil.rmtree(record.workdir, ignore_errors=True)
+        _remove(Path(record.workdir))
         path.unlink(missing_ok=True)
     return reaped
 
@@ -157,7 +158,7 @@ class EpisodeProcess:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
             _wait_gone(self.proc.pid)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        _remove(self.workdir)
         self.record.unlink(missing_ok=True)
 
     async def wait_closed(self, timeout_s: float = 10.0) -> None:
@@ -182,6 +183,12 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
     except OSError:
         return True
+
+
+def _remove(workdir: Path) -> None:
+    """Remove a worker's folder, with what its killed sandboxes left (cgroups, mounts)."""
+    release_sandboxes(workdir / "tmp")
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _parse(raw: bytes) -> WorkerLine:

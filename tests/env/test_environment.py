@@ -129,6 +129,7 @@ def test_an_episode_past_its_deadline_is_killed_with_its_sandbox(
     with pytest.raises(SandmleError, match=r"passed its deadline of 1 s \(worker killed\)"):
         asyncio.run(env.reset(task=TASK))  # a sandbox set up slower than the clock allows
     assert set(_workers()) <= before
+    assert "sandmle-env-" not in Path("/proc/self/mounts").read_text()  # no sandbox quota left
     state = Path(settings.log_dir) / ".state" / "episodes"
     assert not list(state.glob("*.json"))  # nothing left for a restarted server to reap
 

@@ -4,6 +4,7 @@ from sandmle.harness.layout import PUBLIC_DIR_METADATA_KEY
 
 from ._isolation import HostIsolation, host_isolation
 from ._preflight import AgentPythonError, SandboxPreflightError
+from ._release import release_sandboxes
 from .bwrap import BwrapSandboxEnvironment
 from .bwrap_config import BwrapConfig, BwrapUnavailableError
 from .docker import (
@@ -29,5 +30,6 @@ __all__ = [
     "compose_for",
     "compose_yaml",
     "host_isolation",
+    "release_sandboxes",
     "write_compose",
 ]

@@ -10,6 +10,7 @@ import ctypes
 import ctypes.util
 import functools
 import os
+import shutil
 from pathlib import Path
 
 MS_NOSUID = 0x2
@@ -56,3 +57,22 @@ def quota_full(path: Path) -> bool:
     except OSError:
         return False
     return info.f_bavail * info.f_frsize < 1024**2 or info.f_favail == 0
+
+
+def _mount_points() -> list[Path]:
+    """Every mount point of this mount namespace (``/proc/self/mounts`` octal-escapes spaces)."""
+    try:
+        lines = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return []
+    points = (line.split()[1] for line in lines if len(line.split()) > 1)
+    return [Path(p.encode().decode("unicode_escape")) for p in points]
+
+
+def release_tree(root: Path) -> None:
+    """Detach every mount under ``root`` (deepest first), then remove ``root``: what a sample
+    killed before its own cleanup leaves (its quota tmpfs would hold memory until unmounted)."""
+    inside = [m for m in _mount_points() if m.is_relative_to(root)]
+    for mount in sorted(inside, key=lambda m: len(m.parts), reverse=True):
+        _libc().umount2(bytes(mount), MNT_DETACH)
+    shutil.rmtree(root, ignore_errors=True)

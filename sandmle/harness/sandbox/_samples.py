@@ -25,8 +25,11 @@ UID_COUNT = 100_000_000
 SANDBOX_USER = "agent"
 
 
+BASE_NAME = "sandmle-sandboxes"
+
+
 def default_base_dir() -> Path:
-    return Path(tempfile.gettempdir()) / "sandmle-sandboxes"
+    return Path(tempfile.gettempdir()) / BASE_NAME
 
 
 def _make_base(base: Path) -> None:
