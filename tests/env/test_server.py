@@ -265,3 +265,19 @@ def _hold_with_token(server: Server) -> tuple[subprocess.Popen, list[int]]:
     pids = server.recorded_pids()
     assert pids and all(_alive(p) for p in pids)
     return client, pids
+
+
+def test_skyrl_gym_runs_four_complete_episodes(server: Server) -> None:
+    pytest.importorskip("skyrl_gym", reason="needs the env extra: pip install -e '.[env]'")
+    proc = subprocess.run(
+        [sys.executable, str(CLIENT.with_name("skyrl_client.py")), server.url, "4", "2"],
+        capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    episodes = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(episodes) == 4
+    for e in episodes:
+        assert e["tools"] == ["bash", "python", "validate_submission", "submit"]
+        assert e["roles"] == ["system", "user"]  # sandmle's first prompt, not the dataset row's
+        assert e["done"] and e["error"] is None and e["reward"] == pytest.approx(0.2), e
+        assert e["metrics"]["turns"] == 3 and e["components"]["valid_reward"] == 1.0
