@@ -51,6 +51,12 @@ FIGURES: list[tuple[str, str, list[str], str]] = [
         ["--episodes", "4", "--parallel", "1,2", "--steps", "2", "--warm-pairs", "1"],
         "episodes per minute; step time split",
     ),
+    (
+        "environment server",
+        "env_server.py",
+        ["--steps", "10", "--concurrency", "1,4"],
+        "per-step overhead vs in-process; episodes per minute",
+    ),
     ("leaderboard load", "leaderboard_load.py", ["--logs", "300"], "cold vs warm"),
     ("bounded grading", "bounded_grading.py", ["--runs", "10"], "capped subprocess vs in-process"),
     ("CLI start-up", "cli_import_time.py", ["--repeat", "2"], "help time per command"),
