@@ -112,7 +112,9 @@ class Environment:
         self.last = Observation()
         self._slot = False
         self._timer: asyncio.TimerHandle | None = None
+        self._idle: asyncio.TimerHandle | None = None
         self.expired = False
+        self.idled = False
 
     async def reset(
         self,
@@ -123,7 +125,7 @@ class Environment:
     ) -> Observation:
         """Start an episode (ending the running one) and return its first observation."""
         await self.aclose()
-        self.seen, self.turns, self.expired = [], [], False
+        self.seen, self.turns, self.expired, self.idled = [], [], False, False
         episode_id = episode_id or uuid.uuid4().hex[:16]
         if not EPISODE_ID.match(episode_id):
             raise SandmleError(f"episode_id {episode_id[:80]!r}: use 1-64 of A-Z a-z 0-9 . _ -")
@@ -153,7 +155,13 @@ class Environment:
         """Hand the running episode one policy turn; the environment's answer."""
         turn = self._checked(action)
         if self.process is None or self.process.ended:
+            if self.idled:
+                raise SandmleError(
+                    f"the episode was closed after {self.settings.idle_timeout_s:g} s without "
+                    "a step (idle_timeout_s): reset to start another"
+                )
             raise SandmleError("no running episode: reset first")
+        self._cancel_idle()  # a step in flight is not idleness, however long its command runs
         self.turns.append(turn.text if turn.text is not None else _content(turn.message))
         try:
             answer = await self.process.act(ActionLine(message=turn.message, text=turn.text))
@@ -167,7 +175,21 @@ class Environment:
         observation = self._observe(answer, first)
         if observation.done:
             await self.aclose()
+        else:
+            self._idle = asyncio.get_running_loop().call_later(
+                self.settings.idle_timeout_s, self._go_idle
+            )
         return observation
+
+    def _go_idle(self) -> None:
+        if self.process is not None and not self.process.ended:
+            self.idled = True
+            self.close()
+
+    def _cancel_idle(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
 
     def _checked(self, action: Action | dict[str, Any]) -> Action:
         raw = action.model_dump() if isinstance(action, Action) else action
@@ -263,6 +285,7 @@ class Environment:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._cancel_idle()
         if self.process is not None:
             self.process.kill()
         if self._slot:

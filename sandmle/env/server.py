@@ -198,9 +198,12 @@ def build_app(settings: EnvSettings, token: str | None = None) -> FastAPI:
         env=factory,
         action_cls=SandmleAction,
         observation_cls=SandmleObservation,
+        # no session reaper of OpenEnv's: it counts a step's run time as idleness; the
+        # environment's own idle clock stops while a step runs, and a dead peer is caught
+        # by the WebSocket's ping
         concurrency_config=ConcurrencyConfig(
             max_concurrent_envs=settings.max_episodes + settings.max_waiting + 1,
-            session_timeout=settings.idle_timeout_s,
+            session_timeout=None,
         ),
     )
     app = FastAPI(title="sandmle environment server", docs_url=None, redoc_url=None)

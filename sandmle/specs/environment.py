@@ -40,6 +40,7 @@ class EnvSettings(Strict):
     """Wall seconds an episode may live, from reset (its task's time limit + 120 s when
     omitted): past it the worker and its sandbox are killed, whatever the client does."""
     idle_timeout_s: float = Field(default=300.0, gt=0)
-    """A session that sends nothing for this long is closed and its sandbox freed."""
+    """An episode whose client sends no step for this long (a step's own run time does not
+    count) is closed and its sandbox freed."""
     max_action_bytes: int = Field(default=1_000_000, ge=1024)
     """The largest action a client may send."""

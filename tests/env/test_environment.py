@@ -198,3 +198,21 @@ def test_a_bad_action_is_one_line(
     with pytest.raises(SandmleError) as error:
         asyncio.run(env.step(action))
     assert str(error.value) == message
+
+
+def test_an_idle_episode_is_closed_and_says_so(pack_dir: Path, tmp_path: Path) -> None:
+    settings = _settings(pack_dir, tmp_path / "env", idle_timeout_s=1.0)
+    env = Environment(settings, PackTasks(settings), Slots(1, 0, 1))
+
+    async def scenario() -> str:
+        await env.reset(task=TASK)
+        pids = [env.process.proc.pid] if env.process and env.process.proc else []
+        await asyncio.sleep(2.5)
+        assert pids and env.process is None and not any(p in _workers() for p in pids)
+        with pytest.raises(SandmleError) as error:
+            await env.step({"text": "too late"})
+        return str(error.value)
+
+    assert asyncio.run(scenario()) == (
+        "the episode was closed after 1 s without a step (idle_timeout_s): reset to start another"
+    )
