@@ -19,12 +19,14 @@ imports it.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from sandmle.env.client import SandmleEnvClient
 from sandmle.env.protocol import Action, Observation
+from sandmle.errors import SandmleError
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +77,7 @@ class SandmleToolEnv:
         if self.observation.done:  # the sandbox did not start: the rollout is left unscored
             logger.warning("episode failed at reset: %s", self.observation.error)
             return f"(The environment failed to start: {self.observation.error})"
+        _check_tools(type(self), self.observation.tools)
         return "\n\n".join(_text(m) for m in self.observation.messages)
 
     def bash(self, command: str) -> str:
@@ -129,7 +132,9 @@ class SandmleToolEnv:
         """One tool call as one step: the tool's output, then whatever else the environment
         said after it (a note that the episode ended)."""
         if self.observation.done:
-            raise EpisodeOver(f"the episode is over: {name} did not run")
+            raise EpisodeOver(
+                f"no running episode (it ended, or none was reset): {name} did not run"
+            )
         self._step(name, arguments)
         return "\n\n".join(_text(m) for m in _replies(self.observation)) or _ending(
             self.observation
@@ -154,6 +159,22 @@ class SandmleToolEnv:
         if self._client is not None:
             self._client.close()
             self._client = None
+
+
+def _check_tools(cls: type, offered: list[dict[str, Any]]) -> None:
+    """Fail when the server's episodes offer other tools than the class's methods (another
+    scaffold, a toolkit): the policy would be shown tools that are not the episode's."""
+    ours = sorted(
+        name
+        for name, _ in inspect.getmembers(cls, predicate=inspect.isfunction)
+        if name not in ("reset", "get_reward") and not name.startswith("_")
+    )
+    theirs = sorted(str(t.get("function", {}).get("name")) for t in offered)
+    if theirs != ours:
+        raise SandmleError(
+            f"the server's episodes offer the tools {', '.join(theirs)}; {cls.__name__} has "
+            f"{', '.join(ours)}: serve the react scaffold without a toolkit"
+        )
 
 
 def _text(message: dict[str, Any]) -> str:

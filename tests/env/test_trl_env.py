@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from sandmle.env.trl import EpisodeOver, SandmleToolEnv, environment_factory
+from sandmle.env.trl import EpisodeOver, SandmleToolEnv, _check_tools, environment_factory
+from sandmle.errors import SandmleError
 from tests.conftest import FIXTURES
 
 TASK = "plant-watering"
@@ -132,6 +133,19 @@ def test_tool_schemas_are_the_servers_and_reset_returns_its_prompt(first_episode
     assert "/home/data" in prompt and "validate_submission" in prompt
 
 
+def test_tools_other_than_the_servers_are_refused(first_episode) -> None:
+    """Reset's check: a server whose episodes offer other tools (another scaffold, a toolkit)
+    is a one-line error, not a policy shown tools the episode lacks."""
+    offered = first_episode[1]
+    _check_tools(SandmleToolEnv, offered)  # the server's own tools pass
+    fewer = [t for t in offered if t["function"]["name"] != "python"]
+    with pytest.raises(SandmleError, match="offer the tools bash, submit, validate_submission;"):
+        _check_tools(SandmleToolEnv, fewer)
+    more = [*offered, {"type": "function", "function": {"name": "score", "parameters": {}}}]
+    with pytest.raises(SandmleError, match="serve the react scaffold"):
+        _check_tools(SandmleToolEnv, more)
+
+
 def test_tool_calls_step_the_episode_and_get_reward_submits_it(server) -> None:
     env = environment_factory(server[0])()
     try:
@@ -189,7 +203,7 @@ def warm_tiny_model(folder: Path, prompt: str) -> Path:
     return folder
 
 
-@pytest.mark.slow  # 17 min on 2 busy cores: the warm start (~4 min) and 8 episodes' sandboxes
+@pytest.mark.slow  # ~15 min on 2 busy cores: the warm start (~4 min), 8 episodes, 4 steps
 def test_trl_grpo_trains_on_the_servers_episodes(server, first_episode, tmp_path: Path) -> None:
     """TRL's own GRPOTrainer, the environment factory its only reward: every rollout is a real
     episode on the server (one Inspect log each), and some step's group has rewards that
