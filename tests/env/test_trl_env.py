@@ -94,6 +94,8 @@ def first_episode(server: tuple[str, Path]) -> tuple[str, list[dict[str, Any]], 
     try:
         prompt = env.reset(task=TASK, prompt=[{"role": "user", "content": ""}])
         observation = env.observation
+        # Ended by submitting: a killed episode leaves its sandbox's tmpfs mounted (sandmle.env).
+        env.get_reward()
     finally:
         env._close()
     assert not observation.done, observation.error
