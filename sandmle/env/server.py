@@ -36,6 +36,7 @@ from openenv.core.env_server.types import (
 # isort: on
 from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocketDisconnect
 
 from sandmle.env.environment import Environment, PackTasks, Slots
 from sandmle.env.process import reap
@@ -152,6 +153,22 @@ def _version() -> str:
     return version("sandmle")
 
 
+class QuietDisconnect:
+    """ASGI middleware: a client that closes its WebSocket is the normal end of a session, not
+    an error (OpenEnv 0.3's handler lets starlette's ``WebSocketDisconnect`` escape its final
+    ``close``, which the server would log as a traceback per client)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except WebSocketDisconnect:
+            if scope["type"] != "websocket":
+                raise
+
+
 class TokenGate:
     """ASGI middleware: every HTTP request and WebSocket handshake carries the token."""
 
@@ -208,6 +225,7 @@ def build_app(settings: EnvSettings, token: str | None = None) -> FastAPI:
     )
     app = FastAPI(title="sandmle environment server", docs_url=None, redoc_url=None)
     server.register_routes(app, mode="production")
+    app.add_middleware(QuietDisconnect)
     if token:
         app.add_middleware(TokenGate, token=token)
     return app

@@ -281,3 +281,10 @@ def test_skyrl_gym_runs_four_complete_episodes(server: Server) -> None:
         assert e["roles"] == ["system", "user"]  # sandmle's first prompt, not the dataset row's
         assert e["done"] and e["error"] is None and e["reward"] == pytest.approx(0.2), e
         assert e["metrics"]["turns"] == 3 and e["components"]["valid_reward"] == 1.0
+
+
+def test_the_server_log_holds_no_traceback(server: Server) -> None:
+    """Run last in this module: every session above ended (normally, killed, malformed) and
+    none of them made the server log an error."""
+    log = "\n".join(p.read_text(errors="replace") for p in server.root.glob("server-*.log"))
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log[-3000:]
