@@ -34,10 +34,10 @@ from openenv.core.env_server.types import (
 )
 
 # isort: on
-from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
+from sandmle.env import protocol
 from sandmle.env.environment import Environment, PackTasks, Slots
 from sandmle.env.process import reap
 from sandmle.harness.exposure import token_ok
@@ -47,27 +47,12 @@ logger = logging.getLogger(__name__)
 NAME = "sandmle"
 
 
-class SandmleAction(Action):
-    """One policy turn: ``message`` (an assistant chat dict with OpenAI-style ``tool_calls``)
-    or ``text`` (the raw sampled text, ``<tool_call>`` blocks parsed as in training)."""
-
-    message: dict[str, Any] | None = None
-    text: str | None = None
+class SandmleAction(Action, protocol.Action):
+    """One policy turn (``sandmle.env.protocol.Action``) as OpenEnv's action type."""
 
 
-class SandmleObservation(Observation):
-    """The environment's answer (``sandmle.env.environment.Observation``'s fields)."""
-
-    episode_id: str = ""
-    task: str = ""
-    messages: list[dict[str, Any]] = Field(default_factory=list)
-    tools: list[dict[str, Any]] = Field(default_factory=list)
-    components: dict[str, float] = Field(default_factory=dict)
-    grade: dict[str, float | None] = Field(default_factory=dict)
-    error: str | None = None
-    log: str = ""
-    turn: int = 0
-    rewritten: bool = False
+class SandmleObservation(Observation, protocol.Observation):
+    """The environment's answer (``sandmle.env.protocol.Observation``) as OpenEnv's type."""
 
 
 class SandmleOpenEnv(OpenEnvEnvironment[SandmleAction, SandmleObservation, State]):
