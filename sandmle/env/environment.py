@@ -146,7 +146,7 @@ class Environment:
             answer = await self.process.start()
         except BaseException as exc:
             await self.aclose()
-            if isinstance(exc, EpisodeGone) and self.expired:
+            if isinstance(exc, SandmleError) and self.expired:  # killed at any point of start
                 raise SandmleError(self._deadline_passed()) from None
             raise
         return await self._answered(answer, first=True)
