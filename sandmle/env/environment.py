@@ -30,7 +30,7 @@ from sandmle.env.protocol import (
 )
 from sandmle.env.rewards import reward_functions, total_reward
 from sandmle.errors import SandmleError
-from sandmle.harness.pack import load_pack
+from sandmle.harness.pack import competition_digest, load_pack
 from sandmle.specs.environment import (
     DEADLINE_MARGIN_S,
     FALLBACK_TIME_LIMIT_S,
@@ -80,7 +80,10 @@ class PackTasks:
 
             pack = str(builtin_pack_dir())
         self.pack = str(Path(pack).resolve())
-        self.ids = [c.id for c in load_pack(self.pack, settings.tasks).competitions]
+        competitions = load_pack(self.pack, settings.tasks).competitions
+        self.ids = [c.id for c in competitions]
+        # each task's content: a trainer checks the server runs the tasks it trains on
+        self.digests = {c.id: competition_digest(c) for c in competitions}
 
     def pick(self, task: str | None, index: int | None, seed: int | None) -> str:
         """A task named, by index, by seed, or the first."""
@@ -162,9 +165,11 @@ class Environment:
                 )
             raise SandmleError("no running episode: reset first")
         self._cancel_idle()  # a step in flight is not idleness, however long its command runs
-        self.turns.append(turn.text if turn.text is not None else _content(turn.message))
+        if turn.limit is None:  # a limit is no turn of the policy's (no format to reward)
+            self.turns.append(turn.text if turn.text is not None else _content(turn.message))
+        line = ActionLine(message=turn.message, text=turn.text, limit=turn.limit)
         try:
-            answer = await self.process.act(ActionLine(message=turn.message, text=turn.text))
+            answer = await self.process.act(line)
         except EpisodeGone as exc:
             answer = FailedLine(error=self._deadline_passed() if self.expired else str(exc))
         return await self._answered(answer, first=False)
@@ -199,8 +204,11 @@ class Environment:
                 f"action of {size} bytes: the limit is {self.settings.max_action_bytes}"
             )
         turn = Action.model_validate(raw)
-        if (turn.message is None) == (turn.text is None):
-            raise SandmleError("an action is one of message (a chat dict) or text (raw output)")
+        if sum(x is not None for x in (turn.message, turn.text, turn.limit)) != 1:
+            raise SandmleError(
+                "an action is one of message (a chat dict), text (raw output) or limit "
+                "(the policy's context is spent)"
+            )
         return turn
 
     def _observe(self, answer: ObservationLine | DoneLine | FailedLine, first: bool) -> Observation:
@@ -224,7 +232,8 @@ class Environment:
                 update={
                     "messages": new, "done": True, "reward": reward, "components": components,
                     "grade": answer.grade, "error": answer.error, "log": answer.log,
-                    "rewritten": rewritten,
+                    "rewritten": rewritten, "seconds": answer.seconds,
+                    "tool_calls": answer.tool_calls, "cut_waiting": answer.cut_waiting,
                 }
             )  # fmt: skip
             self.seen = answer.messages or self.seen
@@ -270,6 +279,8 @@ class Environment:
             "task": self.last.task,
             "done": self.last.done,
             "messages": self.seen,
+            "episode": self.settings.episode.model_dump(mode="json"),
+            "task_digests": self.tasks.digests,
         }
 
     async def aclose(self) -> None:

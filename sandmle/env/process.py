@@ -115,12 +115,16 @@ class EpisodeProcess:
     async def _exchange(self, line: BaseModel) -> WorkerLine:
         proc = self._running()
         assert proc.stdin is not None and proc.stdout is not None
+        broke: Exception | None = None
         try:
             proc.stdin.write(line.model_dump_json().encode() + b"\n")
             await proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            broke = exc  # it may have ended on its own (a time limit): its last line tells
+        try:
             raw = await proc.stdout.readline()
-        except (BrokenPipeError, ConnectionResetError, ValueError) as exc:
-            raise self._gone(f"its pipe broke ({exc})") from None
+        except (ConnectionResetError, ValueError) as exc:
+            raise self._gone(f"its pipe broke ({broke or exc})") from None
         if not raw:
             await proc.wait()
             raise self._gone(f"it exited with code {proc.returncode}")

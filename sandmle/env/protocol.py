@@ -51,6 +51,11 @@ class DoneLine(BaseModel):
     """The final conversation, as the log holds it."""
     log: str = ""
     seconds: float = 0.0
+    tool_calls: int = 0
+    """Tool calls the sample ran (its tool events; react's ``submit`` included)."""
+    cut_waiting: bool = False
+    """A sample limit (time, working time) fell while the episode waited for the policy's
+    turn: the clock, not the agent, ended it (a trainer drops it, as in-process)."""
 
 
 class FailedLine(BaseModel):
@@ -60,12 +65,23 @@ class FailedLine(BaseModel):
     error: str
 
 
+class TokenLimit(BaseModel):
+    """The policy's context is spent: the episode ends as at Inspect's token limit (the
+    submission graded as it stands), as a trainer's context budget ends it in-process."""
+
+    value: int = Field(ge=0)
+    limit: int = Field(ge=0)
+    message: str = Field(default="the policy's context budget is spent", max_length=500)
+
+
 class ActionLine(BaseModel):
-    """The policy's turn: one assistant chat dict, or the raw text it sampled."""
+    """The policy's turn: one assistant chat dict, or the raw text it sampled (or, instead of
+    a turn, the token limit that ends the episode)."""
 
     type: Literal["action"] = "action"
     message: dict[str, Any] | None = None
     text: str | None = None
+    limit: TokenLimit | None = None
 
 
 WorkerLine = ObservationLine | DoneLine | FailedLine
@@ -73,10 +89,12 @@ WorkerLine = ObservationLine | DoneLine | FailedLine
 
 class Action(BaseModel):
     """One policy turn: an assistant chat message, or the raw text the policy sampled (its
-    ``<tool_call>`` blocks parsed as in training)."""
+    ``<tool_call>`` blocks parsed as in training); or ``limit``: the policy's context is spent,
+    so the episode ends as at a token limit and is graded."""
 
     message: dict[str, Any] | None = None
     text: str | None = None
+    limit: TokenLimit | None = None
 
 
 class Observation(BaseModel):
@@ -98,6 +116,12 @@ class Observation(BaseModel):
     """The medal scorer's value: validity, medal flags, score, HumanRank (None: not had)."""
     error: str | None = None
     log: str = ""
+    seconds: float = 0.0
+    """The episode's wall time in its worker (sandbox setup, turns, grading), once done."""
+    tool_calls: int = 0
+    """Tool calls the episode ran, once done."""
+    cut_waiting: bool = False
+    """A time limit ended the episode while it waited for the policy (not the agent's doing)."""
     turn: int = 0
     rewritten: bool = False
     """The scaffold rewrote earlier messages (context trimming): ``messages`` is all of it."""

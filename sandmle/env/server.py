@@ -84,7 +84,7 @@ class SandmleOpenEnv(OpenEnvEnvironment[SandmleAction, SandmleObservation, State
     async def step_async(
         self, action: SandmleAction, timeout_s: float | None = None, **kwargs: Any
     ) -> SandmleObservation:
-        turn = action.model_dump(include={"message", "text"}, exclude_none=True)
+        turn = action.model_dump(include=set(protocol.Action.model_fields), exclude_none=True)
         observation = await self.core.step(turn)
         return SandmleObservation(**observation.model_dump())
 

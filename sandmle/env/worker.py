@@ -35,6 +35,7 @@ from inspect_ai.model import (
     modelapi,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.util import LimitExceededError
 from pydantic import BaseModel, ValidationError
 
 from sandmle.env.chat import assistant_message, chat_dicts, parse_tool_calls, tool_schema
@@ -93,6 +94,7 @@ class BridgeAPI(ModelAPI):
         if channel is None:
             raise ValueError("sandmle-env runs inside an environment worker")
         self.channel = channel
+        self.cut_waiting = False
 
     async def count_text_tokens(self, text: str) -> int:  # offline: no tiktoken download
         return len(text) // CHARS_PER_TOKEN + 1
@@ -113,8 +115,20 @@ class BridgeAPI(ModelAPI):
         self.channel.send(
             ObservationLine(messages=chat_dicts(input), tools=[tool_schema(t) for t in tools])
         )
-        line = await anyio.to_thread.run_sync(self.channel.receive, abandon_on_cancel=True)
-        reply = _reply(ActionLine.model_validate_json(line), self.model_name)
+        try:
+            line = await anyio.to_thread.run_sync(self.channel.receive, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():  # a sample limit fell while the policy worked
+            self.cut_waiting = True
+            raise
+        action = ActionLine.model_validate_json(line)
+        if action.limit is not None:  # the policy's context is spent, as in-process
+            raise LimitExceededError(
+                "token",
+                value=action.limit.value,
+                limit=action.limit.limit,
+                message=action.limit.message,
+            )
+        reply = _reply(action, self.model_name)
         stop: StopReason = "tool_calls" if reply.tool_calls else "stop"
         choice = ChatCompletionChoice(message=reply, stop_reason=stop)
         return ModelOutput(model=self.model_name, choices=[choice])
@@ -131,9 +145,8 @@ def _reply(action: ActionLine, model: str) -> ChatMessageAssistant:
 def run(request: EpisodeRequest, channel: Channel) -> DoneLine:
     """The episode's eval; its one sample's grade, error and conversation."""
     task = episode_task(request.episode, request.pack, [request.task], name="synthetic-env")
-    model = Model(
-        BridgeAPI("policy", channel=channel), GenerateConfig(**request.episode.generate_args())
-    )
+    bridge = BridgeAPI("policy", channel=channel)
+    model = Model(bridge, GenerateConfig(**request.episode.generate_args()))
     start = time.monotonic()
     (log,) = inspect_eval(
         task,
@@ -157,6 +170,8 @@ def run(request: EpisodeRequest, channel: Channel) -> DoneLine:
         messages=chat_dicts(sample.messages),
         log=log.location,
         seconds=time.monotonic() - start,
+        tool_calls=sum(1 for e in sample.events if e.event == "tool"),
+        cut_waiting=bridge.cut_waiting,
     )
 
 

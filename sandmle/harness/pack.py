@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -134,6 +135,17 @@ def task_folder(root: Path, task_id: str) -> Path:
     if folder.is_symlink():
         raise UnsafePackError(f"{root}: task {task_id!r} is a symlink; a pack holds its own tasks")
     return folder
+
+
+def competition_digest(competition: Competition) -> str:
+    """SHA-256 over a task's files (paths and bytes): two hosts serve the same task only when
+    it is equal (a regenerated pack may reuse a task id with other contents)."""
+    digest = hashlib.sha256()
+    for path in sorted(competition.root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            digest.update(path.relative_to(competition.root).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def write_manifest(manifest: PackManifest, root: Path) -> Path:

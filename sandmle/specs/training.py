@@ -40,6 +40,15 @@ class Episode(EpisodeSpec):
         return data
 
 
+class RolloutServer(Strict):
+    """The environment server GRPO's episodes run on (YAML ``rollout: server:``), started with
+    ``sandmle env serve`` on the same pack and episode spec (checked at the first step)."""
+
+    url: str = "http://127.0.0.1:8100"
+    token_env: str = "SANDMLE_ENV_TOKEN"
+    """The environment variable holding the server's token (a run file holds no secret)."""
+
+
 class RolloutSettings(Episode):
     """How GRPO's episodes run (YAML ``rollout:``): the episode spec, and the trainer's side."""
 
@@ -59,7 +68,14 @@ class RolloutSettings(Episode):
     error; ``drop`` leaves it out of its group (no reward, no loss), counted as ``rollout/dropped``.
     Never scored as 0."""
     log_dir: str | None = None
-    """Where episode logs go; ``<output_dir>/rollouts`` when omitted."""
+    """Where episode logs go; ``<output_dir>/rollouts`` when omitted (with ``backend: server``,
+    the server's ``log_dir``, on its machine)."""
+    backend: Literal["in-process", "server"] = "in-process"
+    """Where episodes run: ``in-process`` (Inspect in the trainer's process) or ``server`` (an
+    environment server's step-wise API: sandboxes on another machine). On a fixed seed both
+    give the same tokens and rewards."""
+    server: RolloutServer = Field(default_factory=RolloutServer)
+    """The environment server, with ``backend: server``."""
 
     def episode(self) -> EpisodeSpec:
         """The episode spec alone, as the eval and the teacher take it."""

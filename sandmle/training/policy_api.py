@@ -112,8 +112,25 @@ class Episode:
 
 
 @dataclass
+class PolicyTurn:
+    """One policy turn: the reply as Inspect's message (and as the chat dict the record holds),
+    whether it ended on its own, and its token counts."""
+
+    reply: ChatMessageAssistant
+    message: dict[str, Any]
+    ended: bool
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass
 class PolicySession:
-    """What one rollout batch shares: the backend, the tokenizer, limits and the records."""
+    """What one rollout batch shares: the backend, the tokenizer, limits and the records.
+
+    ``turn`` is the whole of a policy turn, whatever carries the conversation: Inspect's model
+    API in-process (``PolicyAPI``) or an environment server's observations (``remote``). Both
+    hand it the same chat dicts, so both keep the same token record.
+    """
 
     generator: Generator
     tokenizer: Any
@@ -123,6 +140,113 @@ class PolicySession:
     seed: str = "0"
     """What makes this rollout's sampling differ from another's (the run seed, step and rank):
     a request's key is ``<seed>/<episode>/turn-<n>``, never a clock or an arrival order."""
+    _parts_for: str | None = field(default=None, init=False, repr=False)
+    _parts: tuple[str, tuple[str, str]] = field(default=("", ("", "")), init=False, repr=False)
+
+    async def turn(
+        self, key: str, messages: list[dict], schemas: list[dict], model: str = "policy"
+    ) -> PolicyTurn:
+        """Sample the policy's reply to ``messages`` (chat dicts) in episode ``key``, recording
+        the environment's tokens before it and the sampled ones; raises Inspect's token
+        ``LimitExceededError`` when the episode's context budget is spent."""
+        episode = self.episodes.setdefault(key, Episode())
+        await asyncio.to_thread(self._append_environment, episode, messages, schemas)
+        budget = self.max_episode_tokens - episode.length
+        if budget <= 0:  # the episode's context budget: ends the sample like a token limit
+            episode.truncated = True
+            raise LimitExceededError(
+                "token",
+                value=episode.length,
+                limit=self.max_episode_tokens,
+                message=f"episode context reached {self.max_episode_tokens} tokens",
+            )
+        context = episode.prompt_ids + episode.completion_ids
+        limit = min(self.max_turn_tokens, budget)
+        start = time.perf_counter()
+        try:
+            request = f"{self.seed}/{key}/turn-{len(episode.assistant_turns)}"
+            ids, logprobs = await self.generator.sample(context, limit, key=request)
+        except asyncio.CancelledError:  # a time limit fell while the policy generated
+            episode.cut_while_generating = True
+            raise
+        finally:
+            episode.generation_seconds += time.perf_counter() - start
+        ended = bool(ids) and ids[-1] == self.tokenizer.eos_token_id
+        raw = self._decode(ids)
+        text, calls = parse_tool_calls(raw if ended else close_reasoning(raw, self._block()))
+        reply = ChatMessageAssistant(content=text, tool_calls=calls or None, model=model)
+        (message,) = chat_dicts([reply])
+        seen = [*messages, message]
+        opening = await asyncio.to_thread(self._opening, messages, seen, ids, schemas)
+        if opening:
+            episode.add(opening, [], policy=False)
+            episode.inserted_openings += 1
+        episode.add(ids, logprobs, policy=True)
+        episode.ended_with_eos = ended
+        episode.assistant_turns.append(raw)
+        episode.seen = seen
+        if episode.rerendered_at is None and not await asyncio.to_thread(
+            self._renders_as_sampled, episode, schemas
+        ):
+            episode.rerendered_at = len(episode.assistant_turns) - 1
+            logger.warning(
+                "episode %s: policy turn %d renders differently from its sampled tokens; "
+                "later turns are trained in a context evaluation would not show",
+                key,
+                episode.rerendered_at,
+            )
+        return PolicyTurn(reply, message, ended, len(context), len(ids))
+
+    def _decode(self, ids: list[int]) -> str:
+        """The turn's text, markup tokens (``<tool_call>``, ``<think>``) kept, end/pad dropped."""
+        tokenizer = self.tokenizer
+        drop = {tokenizer.eos_token_id, tokenizer.pad_token_id}
+        return tokenizer.decode([i for i in ids if i not in drop], skip_special_tokens=False)
+
+    def _opening(
+        self, messages: list[dict], seen: list[dict], ids: list[int], schemas: list[dict]
+    ) -> list[int]:
+        """Token ids of the opening the template renders before the sampled turn ([] if none)."""
+        tokenizer = self.tokenizer
+        opening = self._template_parts()[0]
+        if not opening:
+            return []
+        head = render(tokenizer, messages, schemas, add_generation_prompt=True)
+        conversation = render(tokenizer, seen, schemas, add_generation_prompt=False)
+        text = inserted_opening(head, conversation, tokenizer.decode(ids), opening)
+        return tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
+
+    def _block(self) -> tuple[str, str]:
+        return self._template_parts()[1]
+
+    def _template_parts(self) -> tuple[str, tuple[str, str]]:
+        """The template's turn opening and reasoning block, rendered once per template."""
+        tokenizer = self.tokenizer
+        if self._parts_for != tokenizer.chat_template:
+            self._parts = (turn_opening(tokenizer), reasoning_block(tokenizer))
+            self._parts_for = tokenizer.chat_template
+        return self._parts
+
+    def _renders_as_sampled(self, episode: Episode, schemas: list[dict]) -> bool:
+        """Whether the re-tokenised conversation so far begins with the token record."""
+        tokenizer = self.tokenizer
+        text = render(tokenizer, episode.seen, schemas, add_generation_prompt=False)
+        record = episode.prompt_ids + episode.completion_ids
+        return tokenizer(text, add_special_tokens=False)["input_ids"][: len(record)] == record
+
+    def _append_environment(
+        self, episode: Episode, messages: list[dict], schemas: list[dict]
+    ) -> None:
+        tokenizer = self.tokenizer
+        if not episode.prompt_ids:
+            text = render(tokenizer, messages, schemas, add_generation_prompt=True)
+            episode.prompt_ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+            return
+        record = tokenizer.decode(episode.prompt_ids + episode.completion_ids)
+        delta = continuation_text(
+            tokenizer, episode.seen, messages, schemas, episode.ended_with_eos, record
+        )
+        episode.add(tokenizer(delta, add_special_tokens=False)["input_ids"], [], policy=False)
 
 
 @modelapi(name="sandmle-policy")
@@ -142,8 +266,6 @@ class PolicyAPI(ModelAPI):
         if session is None:
             raise ValueError("sandmle-policy needs a PolicySession (built by sandmle.training)")
         self.session = session
-        self._parts_for: str | None = None
-        self._parts: tuple[str, tuple[str, str]] = ("", ("", ""))
 
     async def count_text_tokens(self, text: str) -> int:  # offline: no tiktoken download
         return len(self.session.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -162,118 +284,16 @@ class PolicyAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         key = str(store().get(EPISODE_KEY, "default"))
-        episode = self.session.episodes.setdefault(key, Episode())
-        messages, schemas = chat_dicts(input), [tool_schema(t) for t in tools]
-        await asyncio.to_thread(self._append_environment, episode, messages, schemas)
-        budget = self.session.max_episode_tokens - episode.length
-        if budget <= 0:  # the episode's context budget: ends the sample like a token limit
-            episode.truncated = True
-            raise LimitExceededError(
-                "token",
-                value=episode.length,
-                limit=self.session.max_episode_tokens,
-                message=f"episode context reached {self.session.max_episode_tokens} tokens",
-            )
-        context = episode.prompt_ids + episode.completion_ids
-        limit = min(self.session.max_turn_tokens, budget)
-        start = time.perf_counter()
-        try:
-            turn = f"{self.session.seed}/{key}/turn-{len(episode.assistant_turns)}"
-            ids, logprobs = await self.session.generator.sample(context, limit, key=turn)
-        except asyncio.CancelledError:  # a time limit fell while the policy generated
-            episode.cut_while_generating = True
-            raise
-        finally:
-            episode.generation_seconds += time.perf_counter() - start
-        ended = bool(ids) and ids[-1] == self.session.tokenizer.eos_token_id
-        raw = self._decode(ids)
-        text, calls = parse_tool_calls(raw if ended else close_reasoning(raw, self._block()))
-        reply = ChatMessageAssistant(content=text, tool_calls=calls or None, model=self.model_name)
-        seen = [*messages, *chat_dicts([reply])]
-        opening = await asyncio.to_thread(self._opening, messages, seen, ids, schemas)
-        if opening:
-            episode.add(opening, [], policy=False)
-            episode.inserted_openings += 1
-        episode.add(ids, logprobs, policy=True)
-        episode.ended_with_eos = ended
-        episode.assistant_turns.append(raw)
-        episode.seen = seen
-        if episode.rerendered_at is None and not await asyncio.to_thread(
-            self._renders_as_sampled, episode, schemas
-        ):
-            episode.rerendered_at = len(episode.assistant_turns) - 1
-            logger.warning(
-                "episode %s: policy turn %d renders differently from its sampled tokens; "
-                "later turns are trained in a context evaluation would not show",
-                key,
-                episode.rerendered_at,
-            )
-        stop: StopReason = "stop" if episode.ended_with_eos else "max_tokens"
-        return self._output(
-            text, calls, "tool_calls" if calls else stop, len(ids), reply, len(context)
+        schemas = [tool_schema(t) for t in tools]
+        turn = await self.session.turn(key, chat_dicts(input), schemas, self.model_name)
+        stop: StopReason = "stop" if turn.ended else "max_tokens"
+        reply = turn.reply
+        usage = ModelUsage(
+            input_tokens=turn.input_tokens,
+            output_tokens=turn.output_tokens,
+            total_tokens=turn.input_tokens + turn.output_tokens,
         )
-
-    def _decode(self, ids: list[int]) -> str:
-        """The turn's text, markup tokens (``<tool_call>``, ``<think>``) kept, end/pad dropped."""
-        tokenizer = self.session.tokenizer
-        drop = {tokenizer.eos_token_id, tokenizer.pad_token_id}
-        return tokenizer.decode([i for i in ids if i not in drop], skip_special_tokens=False)
-
-    def _opening(
-        self, messages: list[dict], seen: list[dict], ids: list[int], schemas: list[dict]
-    ) -> list[int]:
-        """Token ids of the opening the template renders before the sampled turn ([] if none)."""
-        tokenizer = self.session.tokenizer
-        opening = self._template_parts()[0]
-        if not opening:
-            return []
-        head = render(tokenizer, messages, schemas, add_generation_prompt=True)
-        conversation = render(tokenizer, seen, schemas, add_generation_prompt=False)
-        text = inserted_opening(head, conversation, tokenizer.decode(ids), opening)
-        return tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
-
-    def _block(self) -> tuple[str, str]:
-        return self._template_parts()[1]
-
-    def _template_parts(self) -> tuple[str, tuple[str, str]]:
-        """The template's turn opening and reasoning block, rendered once per template."""
-        tokenizer = self.session.tokenizer
-        if self._parts_for != tokenizer.chat_template:
-            self._parts = (turn_opening(tokenizer), reasoning_block(tokenizer))
-            self._parts_for = tokenizer.chat_template
-        return self._parts
-
-    def _renders_as_sampled(self, episode: Episode, schemas: list[dict]) -> bool:
-        """Whether the re-tokenised conversation so far begins with the token record."""
-        tokenizer = self.session.tokenizer
-        text = render(tokenizer, episode.seen, schemas, add_generation_prompt=False)
-        record = episode.prompt_ids + episode.completion_ids
-        return tokenizer(text, add_special_tokens=False)["input_ids"][: len(record)] == record
-
-    def _append_environment(
-        self, episode: Episode, messages: list[dict], schemas: list[dict]
-    ) -> None:
-        tokenizer = self.session.tokenizer
-        if not episode.prompt_ids:
-            text = render(tokenizer, messages, schemas, add_generation_prompt=True)
-            episode.prompt_ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-            return
-        record = tokenizer.decode(episode.prompt_ids + episode.completion_ids)
-        delta = continuation_text(
-            tokenizer, episode.seen, messages, schemas, episode.ended_with_eos, record
+        choice = ChatCompletionChoice(
+            message=reply, stop_reason="tool_calls" if reply.tool_calls else stop
         )
-        episode.add(tokenizer(delta, add_special_tokens=False)["input_ids"], [], policy=False)
-
-    def _output(
-        self,
-        text: str,
-        calls: list,
-        stop: StopReason,
-        n_out: int,
-        reply: ChatMessageAssistant | None = None,
-        n_in: int = 0,
-    ) -> ModelOutput:
-        message = reply or ChatMessageAssistant(content=text, model=self.model_name)
-        usage = ModelUsage(input_tokens=n_in, output_tokens=n_out, total_tokens=n_in + n_out)
-        choice = ChatCompletionChoice(message=message, stop_reason=stop)
         return ModelOutput(model=self.model_name, choices=[choice], usage=usage)

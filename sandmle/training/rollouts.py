@@ -24,6 +24,11 @@ from sandmle.env.task import SCORER, episode_task
 from sandmle.specs.training import RolloutSettings
 from sandmle.training.policy_api import EPISODE_KEY, Episode, PolicyAPI, PolicySession
 
+CUT_WHILE_GENERATING = (
+    "a sample limit fell while the policy was generating (generation time, not the agent)"
+)
+"""Why an episode the clock ended mid-turn is not the agent's result (either backend)."""
+
 
 @dataclass
 class EpisodeResult:
@@ -60,7 +65,13 @@ def training_task(settings: RolloutSettings, task_ids: list[str]) -> Task:
 def run_episodes(
     task_ids: list[str], session: PolicySession, settings: RolloutSettings, log_dir: Path
 ) -> list[EpisodeResult]:
-    """Run one episode per entry of ``task_ids`` (repeats allowed), in that order."""
+    """Run one episode per entry of ``task_ids`` (repeats allowed), in that order: in this
+    process, or on the environment server ``settings.server`` (``backend: server``, where the
+    server's ``log_dir`` holds the logs)."""
+    if settings.backend == "server":
+        from sandmle.training.remote import run_server_episodes
+
+        return run_server_episodes(task_ids, session, settings)
     api = PolicyAPI("policy", session=session)
     model = Model(api, GenerateConfig())
     (log,) = inspect_eval(
@@ -99,9 +110,7 @@ def _error(sample: Any, episode: Episode) -> str | None:
     if sample is not None and sample.error:
         return str(sample.error.message)
     if episode.cut_while_generating:
-        return (
-            "a sample limit fell while the policy was generating (generation time, not the agent)"
-        )
+        return CUT_WHILE_GENERATING
     return None
 
 

@@ -6,93 +6,23 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import copy_pack
+from tests.env.serving import Server, health, start_server
 
 pytest.importorskip("openenv.core", reason="needs the env extra: pip install -e '.[env]'")
 from websockets.exceptions import InvalidStatus  # noqa: E402 - openenv brings websockets
 from websockets.sync.client import connect  # noqa: E402
 
 CLIENT = Path(__file__).with_name("outside_client.py")
-STARTUP_S = 300
 FREED_S = 30
-
-
-@dataclass
-class Server:
-    url: str
-    proc: subprocess.Popen
-    root: Path
-    token: str | None = None
-
-    @property
-    def ledger(self) -> Path:
-        return self.root / "logs" / ".state" / "episodes"
-
-    def recorded_pids(self) -> list[int]:
-        return [json.loads(p.read_text())["pid"] for p in self.ledger.glob("*.json")]
-
-    def recorded_workdirs(self) -> list[Path]:
-        return [Path(json.loads(p.read_text())["workdir"]) for p in self.ledger.glob("*.json")]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(root: Path, token: str | None = None, port: int | None = None) -> Server:
-    """``sandmle env serve`` as the docs start it, on a free port; waits until it answers."""
-    port = port or _free_port()
-    command = [
-        sys.executable, "-m", "sandmle.cli", "env", "serve", "--pack", str(root / "pack"),
-        "--port", str(port), "--log-dir", str(root / "logs"), "--max-episodes", "2",
-        *(["--token", token] if token else []),
-    ]  # fmt: skip
-    log = (root / f"server-{port}.log").open("ab")
-    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    server = Server(f"http://127.0.0.1:{port}", proc, root, token)
-    deadline = time.monotonic() + STARTUP_S
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, (root / f"server-{port}.log").read_text()[-2000:]
-        if _health(server) is not None:
-            return server
-        time.sleep(1)
-    server.stop()
-    raise AssertionError(f"the server did not answer in {STARTUP_S} s")
-
-
-def _health(server: Server) -> int | None:
-    headers = {"Authorization": f"Bearer {server.token}"} if server.token else {}
-    request = urllib.request.Request(f"{server.url}/health", headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            return response.status
-    except urllib.error.HTTPError as error:
-        return error.code
-    except OSError:
-        return None
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +147,7 @@ def test_malformed_requests_end_neither_the_server_nor_other_episodes(server: Se
     assert good.returncode == 0, err[-3000:]
     (episode,) = [json.loads(line) for line in out.splitlines()]
     assert episode["done"] and episode["error"] is None and episode["reward"] == pytest.approx(0.2)
-    assert _health(server) == 200
+    assert health(server) == 200
 
 
 def test_a_token_server_refuses_others_and_a_killed_one_is_reaped_on_restart(
@@ -226,7 +156,7 @@ def test_a_token_server_refuses_others_and_a_killed_one_is_reaped_on_restart(
     copy_pack(tmp_path / "pack")
     first = start_server(tmp_path, token="s3cret")
     try:
-        assert _health(Server(first.url, first.proc, tmp_path)) == 401  # no token
+        assert health(Server(first.url, first.proc, tmp_path)) == 401  # no token
         with pytest.raises(InvalidStatus):
             connect(first.url.replace("http", "ws") + "/ws").close()
         first.token = "s3cret"

@@ -12,13 +12,8 @@ rewards differ only when the server grades the sandboxes differently.
 from __future__ import annotations
 
 import inspect
-import os
 import shutil
-import socket
-import subprocess
 import tempfile
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,61 +23,24 @@ import pytest
 from sandmle.env.trl import EpisodeOver, SandmleToolEnv, _check_tools, environment_factory
 from sandmle.errors import SandmleError
 from tests.conftest import FIXTURES
+from tests.env.serving import start_server
 
 TASK = "plant-watering"
 STEPS = 4
-SERVER_START_S = 300.0
-"""Startup takes about a minute on 2 busy cores (imports, pack load)."""
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap not installed")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"sandmle env serve exited {process.returncode}:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=5) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(1)
-    pytest.fail(f"sandmle env serve not healthy after {SERVER_START_S:g} s:\n{log.read_text()}")
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, Path]]:
     """``sandmle env serve`` on a free port, as the docs run it: its URL and log folder."""
-    executable = shutil.which("sandmle")
-    assert executable, "the sandmle command is not on PATH: pip install -e ."
-    # A short folder: an episode's sandbox sockets live under <log dir>/.state/work/<id>/tmp,
-    # and under pytest's tmp_path their paths pass AF_UNIX's 107 bytes.
     root = Path(tempfile.mkdtemp(prefix="trl-env-"))
-    pack = root / "pack"
-    shutil.copytree(FIXTURES / TASK, pack / TASK)
-    port, logs, log = free_port(), root / "logs", root / "serve.log"
-    command = [executable, "env", "serve", "--pack", str(pack), "--port", str(port)]
-    command += ["--log-dir", str(logs), "--max-episodes", "2"]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=os.environ)
-    url = f"http://127.0.0.1:{port}"
+    shutil.copytree(FIXTURES / TASK, root / "pack" / TASK)
+    running = start_server(root)
     try:
-        wait_healthy(url, process, log)
-        yield url, logs
+        yield running.url, root / "logs"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        running.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -1,0 +1,139 @@
+"""GRPO's rollouts on ``sandmle env serve`` (``rollout.backend: server``): on a fixed policy the
+same training tokens, grades and rewards as in-process, a token budget that falls mid-episode
+included; a server that runs another episode spec or other tasks is refused."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sandmle.env.rewards import total_reward
+from sandmle.errors import SandmleError
+from sandmle.specs.training import RewardSettings, RolloutServer, RolloutSettings
+from sandmle.training.policy_api import PolicySession
+from sandmle.training.rollouts import EpisodeResult, run_episodes
+from tests.conftest import copy_pack
+from tests.training.conftest import SCRIPT, ScriptedGenerator
+
+pytest.importorskip("openenv.core", reason="needs the env extra: pip install -e '.[env]'")
+from tests.env.serving import Server, start_server  # noqa: E402
+
+EPISODE = {"max_turns": 5, "limits": {"command_timeout": 30, "time_limit": 120}}
+TASKS = ["plant-watering", "bike-rentals"]
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[Server, Path]]:
+    """A server started by the documented command on the tests' pack and this episode spec."""
+    root = Path(tempfile.mkdtemp(prefix="rollout-env-"))
+    copy_pack(root / "pack")
+    config = root / "env.yaml"
+    config.write_text(yaml.safe_dump({"episode": EPISODE}), encoding="utf-8")
+    server = start_server(root, extra=("--config", str(config)))
+    try:
+        yield server, root / "pack"
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_model: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_model)
+
+
+def _settings(pack: Path, server: Server | None = None) -> RolloutSettings:
+    settings = RolloutSettings.model_validate(
+        {"pack": str(pack), "parallel_sandboxes": 2, **EPISODE}
+    )
+    if server is None:
+        return settings
+    return settings.model_copy(
+        update={"backend": "server", "server": RolloutServer(url=server.url)}
+    )
+
+
+def _both(
+    served: tuple[Server, Path], tokenizer: Any, tmp_path: Path, budget: int
+) -> tuple[list[EpisodeResult], list[EpisodeResult]]:
+    """The same episodes in-process and on the server, each with a fresh fixed-seed session."""
+    server, pack = served
+    results = []
+    for settings in (_settings(pack), _settings(pack, server)):
+        session = PolicySession(ScriptedGenerator(tokenizer, SCRIPT), tokenizer, 256, budget)
+        results.append(run_episodes(TASKS, session, settings, tmp_path / settings.backend))
+    return results[0], results[1]
+
+
+def _same_grade(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a.keys() == b.keys() and all(
+        (math.isnan(a[k]) and math.isnan(b[k])) or a[k] == b[k] for k in a
+    )
+
+
+def _assert_same(local: list[EpisodeResult], remote: list[EpisodeResult]) -> None:
+    for mine, theirs in zip(local, remote, strict=True):
+        assert mine.error is None and theirs.error is None, (mine.error, theirs.error)
+        for name in ("prompt_ids", "completion_ids", "env_mask", "logprobs", "assistant_turns"):
+            assert getattr(mine.episode, name) == getattr(theirs.episode, name), name
+        assert mine.episode.rerendered_at == theirs.episode.rerendered_at
+        assert _same_grade(mine.medal, theirs.medal), (mine.medal, theirs.medal)
+        assert mine.env_steps == theirs.env_steps
+    for results in (local, remote):
+        assert [r.task_id for r in results] == TASKS
+    extra = {
+        "medal": [r.medal for r in local],
+        "assistant_turns": [r.episode.assistant_turns for r in local],
+    }
+    theirs = {
+        "medal": [r.medal for r in remote],
+        "assistant_turns": [r.episode.assistant_turns for r in remote],
+    }
+    rewards = RewardSettings()
+    assert total_reward(rewards, ["", ""], **extra) == total_reward(rewards, ["", ""], **theirs)
+
+
+def test_server_rollouts_give_the_in_process_tokens_and_rewards(served, tokenizer, tmp_path):
+    local, remote = _both(served, tokenizer, tmp_path, budget=8192)
+    _assert_same(local, remote)
+    # the script hands in the sample submission: valid, so the dense reward is not 0
+    assert all(r.medal["valid_submission"] == 1.0 for r in remote)
+    assert sum(r.episode.env_mask.count(1) for r in remote) > 0
+    assert not list((tmp_path / "server").glob("**/*.eval"))  # the logs are the server's
+
+
+def test_a_token_budget_mid_episode_ends_both_alike(served, tokenizer, tmp_path):
+    """The budget cuts turn one short and refuses turn two: Inspect's token limit ends the
+    sample, graded as it stands, in the trainer's process or in the server's worker."""
+    server, pack = served
+    probe = PolicySession(ScriptedGenerator(tokenizer, SCRIPT), tokenizer, 256, 8192)
+    (first,) = run_episodes(TASKS[:1], probe, _settings(pack), tmp_path / "probe")
+    budget = len(first.episode.prompt_ids) + 12
+    local, remote = _both(served, tokenizer, tmp_path, budget)
+    _assert_same(local, remote)
+    for result in remote:
+        assert result.episode.truncated and len(result.episode.assistant_turns) == 1
+        assert result.medal["valid_submission"] == 0.0  # nothing was handed in
+
+
+def test_a_server_with_another_episode_spec_or_task_is_refused(served, tokenizer, tmp_path):
+    server, pack = served
+    session = PolicySession(ScriptedGenerator(tokenizer, SCRIPT), tokenizer, 256, 8192)
+    longer = _settings(pack, server).model_copy(update={"max_turns": 6})
+    with pytest.raises(SandmleError, match="max_turns 5 .rollout: 6"):
+        run_episodes(TASKS, session, longer, tmp_path)
+    other = tmp_path / "other-pack"
+    shutil.copytree(pack, other)
+    (other / TASKS[1] / "description.md").write_text("another task\n", encoding="utf-8")
+    with pytest.raises(SandmleError, match=f"serves another task '{TASKS[1]}'"):
+        run_episodes(TASKS, session, _settings(other, server), tmp_path)
+    assert not session.episodes  # refused before any episode started
