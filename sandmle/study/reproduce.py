@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 from rich.console import Console
 
 from sandmle.errors import SandmleError
@@ -79,16 +81,40 @@ class Run:
 
 
 def claim_out_dir(profile: Profile, out: Path) -> None:
-    """``out`` belongs to one profile: a rerun with another one is refused, never mixed in."""
+    """``out`` belongs to one profile: a rerun with another one is refused, never mixed in. The
+    saved profile is compared as settings, so a setting added since (at its default) does not
+    strand a resumable run."""
     out.mkdir(parents=True, exist_ok=True)
     saved = out / "profile.yaml"
     text = yaml.safe_dump(profile.model_dump(mode="json"), sort_keys=True)
-    if saved.is_file() and saved.read_text(encoding="utf-8") != text:
+    if saved.is_file() and _saved_settings(profile, saved) != profile.model_dump(mode="json"):
         raise SandmleError(
             f"{out} holds a run of another profile (or an edited one): {saved} differs; "
             "use a fresh --out"
         )
     saved.write_text(text, encoding="utf-8")
+
+
+def _saved_settings(profile: Profile, saved: Path) -> Any:
+    """The saved profile's settings, with any setting it predates at its default."""
+    try:
+        data = yaml.safe_load(saved.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    return _with_defaults(profile, data)
+
+
+def _with_defaults(model: BaseModel, data: Any) -> Any:
+    if not isinstance(data, dict):
+        return data
+    filled = dict(data)
+    for name, spec in type(model).model_fields.items():
+        value = getattr(model, name)
+        if name not in filled:
+            filled[name] = to_jsonable_python(spec.get_default(call_default_factory=True))
+        elif isinstance(value, BaseModel):
+            filled[name] = _with_defaults(value, filled[name])
+    return filled
 
 
 def stage_names(profile: Profile) -> list[str]:

@@ -132,6 +132,20 @@ def test_an_out_dir_belongs_to_one_profile(tmp_path: Path, stubbed: list[str]) -
         reproduce.run_reproduce(other, tmp_path / "out")
 
 
+def test_a_setting_added_since_at_its_default_resumes(tmp_path: Path, stubbed: list[str]) -> None:
+    """A run saved before a setting existed (here: rollout.backend) is the same profile."""
+    reproduce.run_reproduce(_profile_file(tmp_path), tmp_path / "out")
+    saved = tmp_path / "out" / "profile.yaml"
+    data = yaml.safe_load(saved.read_text(encoding="utf-8"))
+    del data["grpo"]["run"]["rollout"]["backend"]
+    saved.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert reproduce.run_reproduce(_profile_file(tmp_path), tmp_path / "out")
+    data["grpo"]["run"]["rollout"]["backend"] = "server"
+    saved.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(SandmleError, match="another profile"):
+        reproduce.run_reproduce(_profile_file(tmp_path), tmp_path / "out")
+
+
 def test_grpo_runs_differ_only_in_reward_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
