@@ -27,6 +27,8 @@ from sandmle.env.protocol import (
     FailedLine,
     Observation,
     ObservationLine,
+    WholeEpisode,
+    WholeRequest,
 )
 from sandmle.env.rewards import reward_functions, total_reward
 from sandmle.errors import SandmleError
@@ -129,9 +131,7 @@ class Environment:
         """Start an episode (ending the running one) and return its first observation."""
         await self.aclose()
         self.seen, self.turns, self.expired, self.idled = [], [], False, False
-        episode_id = episode_id or uuid.uuid4().hex[:16]
-        if not EPISODE_ID.match(episode_id):
-            raise SandmleError(f"episode_id {episode_id[:80]!r}: use 1-64 of A-Z a-z 0-9 . _ -")
+        episode_id = self._episode_id(episode_id)
         request = EpisodeRequest(
             episode_id=episode_id,
             pack=self.tasks.pack,
@@ -140,19 +140,74 @@ class Environment:
             seed=seed,
             log_dir=str(Path(self.settings.log_dir).resolve()),
         )
+        return await self._answered(await self._launch(request), first=True)
+
+    async def whole(self, body: WholeRequest) -> WholeEpisode:
+        """Run one whole episode of ``body.scaffold`` against ``body.model``'s endpoint: the
+        scaffold keeps its control loop (a search tree's calls are independent), under the
+        served episode spec's limits, slots and deadline."""
+        from sandmle.env.task import WHOLE_SOLVERS, episode_agent  # scaffolds: only here
+
+        await self.aclose()
+        self.seen, self.turns, self.expired, self.idled = [], [], False, False
+        episode_id = self._episode_id(body.episode_id)
+        if body.scaffold not in WHOLE_SOLVERS:
+            raise SandmleError(
+                f"scaffold {body.scaffold[:80]!r}: unknown (whole episodes: "
+                f"{', '.join(WHOLE_SOLVERS)})"
+            )
+        spec = self.settings.episode.model_copy(
+            update={"solver": body.scaffold, "solver_args": body.scaffold_args}
+        )
+        episode_agent(spec, whole=True)  # a wrong scaffold argument: one line, no worker
+        request = EpisodeRequest(
+            episode_id=episode_id,
+            pack=self.tasks.pack,
+            task=self.tasks.pick(body.task, body.index, body.seed),
+            episode=spec,
+            seed=body.seed,
+            log_dir=str(Path(self.settings.log_dir).resolve()),
+            model=body.model,
+        )
+        try:
+            answer = await self._launch(request)
+        finally:
+            await self.aclose()
+        reply = WholeEpisode(episode_id=episode_id, task=request.task, scaffold=body.scaffold)
+        if isinstance(answer, FailedLine):
+            return reply.model_copy(update={"error": answer.error})
+        if not isinstance(answer, DoneLine):  # a step-wise turn from a whole episode's worker
+            return reply.model_copy(update={"error": "the worker asked for a step-wise turn"})
+        self.turns = [_content(call.reply) for call in answer.calls]
+        reward, components = self.reward(answer)
+        return reply.model_copy(
+            update={
+                "calls": answer.calls, "messages": answer.messages, "reward": reward,
+                "components": components, "grade": answer.grade, "error": answer.error,
+                "log": answer.log, "seconds": answer.seconds, "tool_calls": answer.tool_calls,
+            }
+        )  # fmt: skip
+
+    def _episode_id(self, episode_id: str | None) -> str:
+        episode_id = episode_id or uuid.uuid4().hex[:16]
+        if not EPISODE_ID.match(episode_id):
+            raise SandmleError(f"episode_id {episode_id[:80]!r}: use 1-64 of A-Z a-z 0-9 . _ -")
+        return episode_id
+
+    async def _launch(self, request: EpisodeRequest) -> ObservationLine | DoneLine | FailedLine:
+        """Take a slot, start the worker under the deadline; its first answer."""
         await self.slots.acquire()
         self._slot = True
         self.process = EpisodeProcess(request, self.state_dir)
-        self.last = Observation(episode_id=episode_id, task=request.task)
+        self.last = Observation(episode_id=request.episode_id, task=request.task)
         self._timer = asyncio.get_running_loop().call_later(self.deadline_s(), self._expire)
         try:
-            answer = await self.process.start()
+            return await self.process.start()
         except BaseException as exc:
             await self.aclose()
             if isinstance(exc, SandmleError) and self.expired:  # killed at any point of start
                 raise SandmleError(self._deadline_passed()) from None
             raise
-        return await self._answered(answer, first=True)
 
     async def step(self, action: Action | dict[str, Any]) -> Observation:
         """Hand the running episode one policy turn; the environment's answer."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from sandmle.specs.episode import EpisodeSpec
 
@@ -19,8 +19,27 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest line either side reads (a conversation with long tool outputs)."""
 
 
+class EndpointModel(BaseModel):
+    """An OpenAI-compatible chat endpoint (vLLM, SGLang, a trainer's policy server) that a whole
+    episode's model calls go to, from the server's host (never from the sandbox)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str = Field(pattern=r"^https?://", max_length=2000)
+    """The endpoint's base, ``/v1`` included (``http://10.0.0.5:8000/v1``)."""
+    name: str = Field(min_length=1, max_length=200)
+    """The model name the endpoint serves."""
+    api_key: str | None = Field(default=None, max_length=500, repr=False)
+    """Sent to the endpoint only; never logged."""
+    logprobs: bool = True
+    """Ask for each sampled token's logprob (the reply's ``calls`` carry them)."""
+    token_ids: bool = False
+    """Ask vLLM for token ids (``return_tokens_as_token_ids``); other endpoints may refuse it."""
+
+
 class EpisodeRequest(BaseModel):
-    """What the worker runs: one sample of the pack's task under the episode spec."""
+    """What the worker runs: one sample of the pack's task under the episode spec; with
+    ``model``, the whole episode against that endpoint (no step-wise turns)."""
 
     episode_id: str
     pack: str | None = None
@@ -28,6 +47,20 @@ class EpisodeRequest(BaseModel):
     episode: EpisodeSpec = Field(default_factory=EpisodeSpec)
     seed: int | None = None
     log_dir: str
+    model: EndpointModel | None = None
+
+
+class ModelCall(BaseModel):
+    """One model call of a whole episode: what the scaffold sent and what came back."""
+
+    messages: list[dict[str, Any]]
+    """The call's input (chat dicts): a tree scaffold's calls are independent conversations."""
+    reply: dict[str, Any]
+    tokens: list[str] | None = None
+    """The sampled tokens as the endpoint spelled them (None: it gave no logprobs)."""
+    token_ids: list[int] | None = None
+    """The sampled token ids (vLLM with ``token_ids``; None otherwise)."""
+    logprobs: list[float] | None = None
 
 
 class ObservationLine(BaseModel):
@@ -56,6 +89,8 @@ class DoneLine(BaseModel):
     cut_waiting: bool = False
     """A sample limit (time, working time) fell while the episode waited for the policy's
     turn: the clock, not the agent, ended it (a trainer drops it, as in-process)."""
+    calls: list[ModelCall] = Field(default_factory=list)
+    """A whole episode's model calls, in order (empty for step-wise episodes)."""
 
 
 class FailedLine(BaseModel):
@@ -125,3 +160,38 @@ class Observation(BaseModel):
     turn: int = 0
     rewritten: bool = False
     """The scaffold rewrote earlier messages (context trimming): ``messages`` is all of it."""
+
+
+class WholeRequest(BaseModel):
+    """``POST /episodes``: one whole episode of a scaffold, against the caller's endpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str | None = None
+    index: int | None = None
+    seed: int | None = None
+    scaffold: str = "aide"
+    """Any of the harness's scaffolds: ``aide``, ``aira_greedy``, ``aira_mcts``, ``aira_evo``,
+    ``dojo``, ``react``."""
+    scaffold_args: dict[str, Any] = Field(default_factory=dict)
+    """The scaffold's settings (``-S`` of ``inspect eval``: ``steps``, ``retries``, ...)."""
+    model: EndpointModel
+    episode_id: str | None = None
+
+
+class WholeEpisode(BaseModel):
+    """The reply to ``POST /episodes``: the trajectory, the grade and the reward."""
+
+    episode_id: str
+    task: str
+    scaffold: str
+    calls: list[ModelCall] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    """The sample's final conversation (for a tree scaffold, its last node's)."""
+    reward: float | None = None
+    components: dict[str, float] = Field(default_factory=dict)
+    grade: dict[str, float | None] = Field(default_factory=dict)
+    error: str | None = None
+    log: str = ""
+    seconds: float = 0.0
+    tool_calls: int = 0

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, HTTPException, Request
 
 # isort: off
 import sandmle.env._openenv  # noqa: F401 - first: OpenEnv without its web UI
@@ -38,8 +39,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
 from sandmle.env import protocol
-from sandmle.env.environment import Environment, PackTasks, Slots
+from sandmle.env.environment import Busy, Environment, PackTasks, Slots
 from sandmle.env.process import reap
+from sandmle.errors import SandmleError
 from sandmle.harness.exposure import token_ok
 from sandmle.specs.environment import EnvSettings
 
@@ -180,6 +182,35 @@ async def _refuse(scope: Scope, send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+DISCONNECT_POLL_S = 1.0
+
+
+def whole_episodes(
+    settings: EnvSettings, tasks: PackTasks, slots: Slots
+) -> Callable[[protocol.WholeRequest, Request], Awaitable[protocol.WholeEpisode]]:
+    """``POST /episodes``: one whole episode per request, for scaffolds whose control loop
+    cannot be stepped (search trees). A client that hangs up ends its episode: worker and
+    sandbox killed, slot freed."""
+
+    async def run(body: protocol.WholeRequest, request: Request) -> protocol.WholeEpisode:
+        env = Environment(settings, tasks, slots)
+        episode = asyncio.ensure_future(env.whole(body))
+        try:
+            while not episode.done():
+                await asyncio.wait({episode}, timeout=DISCONNECT_POLL_S)
+                if not episode.done() and await request.is_disconnected():
+                    episode.cancel()
+            return await episode
+        except Busy as exc:
+            raise HTTPException(status_code=503, detail=str(exc)) from None
+        except (SandmleError, ValueError) as exc:
+            raise HTTPException(status_code=400, detail=str(exc).splitlines()[0]) from None
+        finally:
+            await env.aclose()
+
+    return run
+
+
 def build_app(settings: EnvSettings, token: str | None = None) -> FastAPI:
     """The server's app: OpenEnv's routes over sandmle's environment, behind ``token`` if set.
 
@@ -210,6 +241,12 @@ def build_app(settings: EnvSettings, token: str | None = None) -> FastAPI:
     )
     app = FastAPI(title="sandmle environment server", docs_url=None, redoc_url=None)
     server.register_routes(app, mode="production")
+    app.add_api_route(
+        "/episodes",
+        whole_episodes(settings, tasks, slots),
+        methods=["POST"],
+        response_model=protocol.WholeEpisode,
+    )
     app.add_middleware(QuietDisconnect)
     if token:
         app.add_middleware(TokenGate, token=token)

@@ -13,9 +13,10 @@ from inspect_ai import Task, task_with
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.solver import Solver
 
+from sandmle.benchmarks.mle_dojo.solver import dojo
 from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.errors import SandmleError
-from sandmle.scaffolds import react
+from sandmle.scaffolds import aide, aira_evo, aira_greedy, aira_mcts, react
 from sandmle.specs.episode import EpisodeSpec
 
 SCORER = "medal_scorer"
@@ -26,26 +27,34 @@ conversation is what trajectory-wise GRPO trains and what a step-wise environmen
 TREE_SOLVERS = ("aide", "aira_greedy", "aira_mcts", "aira_evo")
 """Scaffolds whose episode is many independent model calls (a search tree): their control loop
 cannot be inverted into steps, nor trained as one token sequence."""
+WHOLE_SOLVERS: dict[str, Callable[..., Solver]] = {
+    "react": react, "aide": aide, "aira_greedy": aira_greedy, "aira_mcts": aira_mcts,
+    "aira_evo": aira_evo, "dojo": dojo,
+}  # fmt: skip
+"""Scaffolds a whole episode runs (``POST /episodes``): the scaffold keeps its control loop and
+calls the caller's model endpoint."""
 
 
-def episode_agent(episode: EpisodeSpec) -> Solver:
+def episode_agent(episode: EpisodeSpec, whole: bool = False) -> Solver:
     """The evaluation scaffold ``episode.solver`` with its arguments (``-S`` in ``inspect eval``).
 
-    Tree scaffolds are refused: their model calls are independent conversations (drafts,
-    debugs, improvements of different nodes), so there is no one token sequence per episode
-    for trajectory-wise GRPO, and no one conversation to step through; train in ``react`` and
-    evaluate transfer to them.
+    Step-wise (``whole`` false), tree scaffolds are refused: their model calls are independent
+    conversations (drafts, debugs, improvements of different nodes), so there is no one token
+    sequence per episode for trajectory-wise GRPO, and no one conversation to step through;
+    train in ``react`` and evaluate transfer to them, or run them as whole episodes.
     """
     name = episode.scaffold
-    if name in TREE_SOLVERS:
+    if name in TREE_SOLVERS and not whole:
         raise SandmleError(
             f"solver {name}: a tree scaffold makes many independent model calls per episode, "
-            f"which one conversation cannot hold; train in react and evaluate in {name}"
+            f"which one conversation cannot hold; train in react and evaluate in {name}, or "
+            "run it as a whole episode (POST /episodes)"
         )
-    factory = STEPWISE_SOLVERS.get(name)
+    solvers = WHOLE_SOLVERS if whole else STEPWISE_SOLVERS
+    factory = solvers.get(name)
     if factory is None:
-        known = ", ".join(STEPWISE_SOLVERS)
-        raise SandmleError(f"solver {episode.solver!r}: unknown (step-wise: {known})")
+        kind = "whole episodes" if whole else "step-wise"
+        raise SandmleError(f"solver {episode.solver!r}: unknown ({kind}: {', '.join(solvers)})")
     unknown = sorted(set(episode.solver_args) - set(inspect.signature(factory).parameters))
     if unknown:
         raise SandmleError(f"solver_args: {name} takes no {', '.join(unknown)}")
@@ -58,6 +67,7 @@ def episode_task(
     task_ids: list[str],
     setup: Sequence[Solver] = (),
     name: str = "synthetic-episodes",
+    whole: bool = False,
 ) -> Task:
     """The synthetic task with one sample per entry of ``task_ids`` (``<task>#<index>``),
     built from the episode's ``-T`` arguments as ``inspect eval`` builds it; ``setup`` runs
@@ -69,7 +79,7 @@ def episode_task(
         base,
         dataset=MemoryDataset(samples, name=name),
         setup=[*_solvers(base.setup), *setup],
-        solver=episode_agent(episode),
+        solver=episode_agent(episode, whole),
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import re
 import signal
 import sys
 import time
@@ -23,15 +24,19 @@ from typing import IO, Any
 
 import anyio
 from inspect_ai import eval as inspect_eval
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import EvalSample, resolve_sample_attachments
 from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessage,
     ChatMessageAssistant,
     GenerateConfig,
+    Logprob,
     Model,
     ModelAPI,
     ModelOutput,
     StopReason,
+    get_model,
     modelapi,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
@@ -42,14 +47,17 @@ from sandmle.env.chat import assistant_message, chat_dicts, parse_tool_calls, to
 from sandmle.env.protocol import (
     ActionLine,
     DoneLine,
+    EndpointModel,
     EpisodeRequest,
     FailedLine,
+    ModelCall,
     ObservationLine,
 )
 from sandmle.env.task import SCORER, episode_task
 from sandmle.errors import SandmleError
 
 PR_SET_PDEATHSIG = 1
+TOKEN_ID = re.compile(r"token_id:(\d+)")
 CHARS_PER_TOKEN = 4
 """Token estimate for react's context trimming: the policy's tokenizer lives with the client."""
 
@@ -143,10 +151,15 @@ def _reply(action: ActionLine, model: str) -> ChatMessageAssistant:
 
 
 def run(request: EpisodeRequest, channel: Channel) -> DoneLine:
-    """The episode's eval; its one sample's grade, error and conversation."""
-    task = episode_task(request.episode, request.pack, [request.task], name="synthetic-env")
+    """The episode's eval; its one sample's grade, error and conversation (and, for a whole
+    episode, its model calls)."""
+    whole = request.model is not None
+    task = episode_task(
+        request.episode, request.pack, [request.task], name="synthetic-env", whole=whole
+    )
     bridge = BridgeAPI("policy", channel=channel)
-    model = Model(bridge, GenerateConfig(**request.episode.generate_args()))
+    config = GenerateConfig(**request.episode.generate_args())
+    model = endpoint_model(request.model, config) if request.model else Model(bridge, config)
     start = time.monotonic()
     (log,) = inspect_eval(
         task,
@@ -172,7 +185,55 @@ def run(request: EpisodeRequest, channel: Channel) -> DoneLine:
         seconds=time.monotonic() - start,
         tool_calls=sum(1 for e in sample.events if e.event == "tool"),
         cut_waiting=bridge.cut_waiting,
+        calls=model_calls(sample) if whole else [],
     )
+
+
+def endpoint_model(endpoint: EndpointModel, config: GenerateConfig) -> Model:
+    """The caller's OpenAI-compatible endpoint as Inspect's model (chat completions, no
+    streaming), asking for logprobs and, from vLLM, token ids."""
+    extra = {"return_tokens_as_token_ids": True} if endpoint.token_ids else None
+    asked = GenerateConfig(logprobs=endpoint.logprobs or None, extra_body=extra)
+    return get_model(
+        f"openai-api/endpoint/{endpoint.name}",
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key or "EMPTY",  # vLLM's convention for "no key"
+        config=config.merge(asked),
+        memoize=False,
+        responses_api=False,
+        stream=False,
+    )
+
+
+def model_calls(sample: EvalSample) -> list[ModelCall]:
+    """Every model call of the sample, in order: input, reply, and the sampled tokens."""
+    sample = resolve_sample_attachments(sample)
+    calls = []
+    for event in sample.events:
+        if not isinstance(event, ModelEvent) or not event.output.choices:
+            continue
+        choice = event.output.choices[0]
+        tokens, ids, logprobs = _sampled(choice.logprobs.content if choice.logprobs else None)
+        calls.append(
+            ModelCall(
+                messages=chat_dicts(event.input),
+                reply=chat_dicts([choice.message])[0],
+                tokens=tokens,
+                token_ids=ids,
+                logprobs=logprobs,
+            )
+        )
+    return calls
+
+
+def _sampled(content: list[Logprob] | None) -> tuple[Any, Any, Any]:
+    """Tokens, ids (vLLM spells a token ``token_id:<n>`` when asked) and logprobs, or Nones."""
+    if not content:
+        return None, None, None
+    tokens = [c.token for c in content]
+    ids = [TOKEN_ID.fullmatch(t) for t in tokens]
+    token_ids = [int(m.group(1)) for m in ids if m] if all(ids) else None
+    return tokens, token_ids, [c.logprob for c in content]
 
 
 def _die_with_host() -> None:
