@@ -1,4 +1,4 @@
-"""``sandmle env serve``: the step-wise environment over OpenEnv's protocol.
+"""``sandmle env serve``: the step-wise environment over OpenEnv's protocol, and whole episodes.
 
 OpenEnv (PyPI ``openenv-core``) defines the wire format: a WebSocket session at ``/ws`` per
 client, each with its own environment, JSON messages ``reset`` / ``step`` / ``state`` /
@@ -7,6 +7,9 @@ registers OpenEnv's routes in its production mode: no stateless ``/reset`` or ``
 HTTP, which would start and kill a sandbox per call. A disconnected client's session is
 destroyed, and with it the episode's worker and sandbox; a silent one is reaped after
 ``idle_timeout_s``.
+
+``POST /episodes`` runs one whole episode of any scaffold (search trees included) against the
+caller's OpenAI-compatible endpoint and answers with its model calls, grade and reward.
 
 Bound to 127.0.0.1 unless told otherwise; on any other address a token is required, sent as
 ``Authorization: Bearer <token>`` (``sandmle.env.client.SandmleEnvClient`` does).
