@@ -111,6 +111,25 @@ class Episode:
         self.logprobs += logprobs if policy else [0.0] * len(ids)
 
 
+CUT_WHILE_GENERATING = (
+    "a sample limit fell while the policy was generating (generation time, not the agent)"
+)
+"""Why an episode the clock ended mid-turn is not the agent's result (either backend)."""
+
+
+@dataclass
+class EpisodeResult:
+    """One finished episode: its tokens and its grade."""
+
+    task_id: str
+    episode: Episode
+    medal: dict[str, float] = field(default_factory=dict)
+    env_steps: int = 0
+    error: str | None = None
+    seconds: float = 0.0
+    """The sample's wall time in Inspect (sandbox setup, turns, grading)."""
+
+
 @dataclass
 class PolicyTurn:
     """One policy turn: the reply as Inspect's message (and as the chat dict the record holds),

@@ -23,8 +23,7 @@ from inspect_ai.util import LimitExceededError
 from sandmle.errors import SandmleError
 from sandmle.harness.pack import competition_digest, load_pack
 from sandmle.specs.training import RolloutSettings
-from sandmle.training.policy_api import Episode, PolicySession
-from sandmle.training.rollouts import CUT_WHILE_GENERATING, EpisodeResult
+from sandmle.training.policy_api import CUT_WHILE_GENERATING, Episode, EpisodeResult, PolicySession
 
 
 def run_server_episodes(

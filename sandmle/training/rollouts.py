@@ -10,7 +10,6 @@ trajectories SFT and the leaderboard read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,25 +21,15 @@ from inspect_ai.util import store
 
 from sandmle.env.task import SCORER, episode_task
 from sandmle.specs.training import RolloutSettings
-from sandmle.training.policy_api import EPISODE_KEY, Episode, PolicyAPI, PolicySession
-
-CUT_WHILE_GENERATING = (
-    "a sample limit fell while the policy was generating (generation time, not the agent)"
+from sandmle.training.policy_api import (
+    CUT_WHILE_GENERATING,
+    EPISODE_KEY,
+    Episode,
+    EpisodeResult,
+    PolicyAPI,
+    PolicySession,
 )
-"""Why an episode the clock ended mid-turn is not the agent's result (either backend)."""
-
-
-@dataclass
-class EpisodeResult:
-    """One finished episode: its tokens and its grade."""
-
-    task_id: str
-    episode: Episode
-    medal: dict[str, float] = field(default_factory=dict)
-    env_steps: int = 0
-    error: str | None = None
-    seconds: float = 0.0
-    """The sample's wall time in Inspect (sandbox setup, turns, grading)."""
+from sandmle.training.remote import run_server_episodes
 
 
 @solver
@@ -69,8 +58,6 @@ def run_episodes(
     process, or on the environment server ``settings.server`` (``backend: server``, where the
     server's ``log_dir`` holds the logs)."""
     if settings.backend == "server":
-        from sandmle.training.remote import run_server_episodes
-
         return run_server_episodes(task_ids, session, settings)
     api = PolicyAPI("policy", session=session)
     model = Model(api, GenerateConfig())

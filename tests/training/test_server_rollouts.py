@@ -17,8 +17,8 @@ import yaml
 from sandmle.env.rewards import total_reward
 from sandmle.errors import SandmleError
 from sandmle.specs.training import RewardSettings, RolloutServer, RolloutSettings
-from sandmle.training.policy_api import PolicySession
-from sandmle.training.rollouts import EpisodeResult, run_episodes
+from sandmle.training.policy_api import EpisodeResult, PolicySession
+from sandmle.training.rollouts import run_episodes
 from tests.conftest import copy_pack
 from tests.training.conftest import SCRIPT, ScriptedGenerator
 
