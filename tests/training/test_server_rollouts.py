@@ -4,20 +4,24 @@ included; a server that runs another episode spec or other tasks is refused."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import yaml
 
+from sandmle.env.protocol import Observation
 from sandmle.env.rewards import total_reward
 from sandmle.errors import SandmleError
 from sandmle.specs.training import RewardSettings, RolloutServer, RolloutSettings
-from sandmle.training.policy_api import EpisodeResult, PolicySession
+from sandmle.training.policy_api import CUT_WHILE_GENERATING, EpisodeResult, PolicySession
+from sandmle.training.remote import _episode
 from sandmle.training.rollouts import run_episodes
 from tests.conftest import copy_pack
 from tests.training.conftest import SCRIPT, ScriptedGenerator
@@ -137,3 +141,37 @@ def test_a_server_with_another_episode_spec_or_task_is_refused(served, tokenizer
     with pytest.raises(SandmleError, match=f"serves another task '{TASKS[1]}'"):
         run_episodes(TASKS, session, _settings(other, server), tmp_path)
     assert not session.episodes  # refused before any episode started
+
+
+class ClockedOut:
+    """A server whose episode's time limit fell while the policy generated its first turn."""
+
+    def __init__(self) -> None:
+        self.actions: list[Any] = []
+
+    async def __aenter__(self) -> ClockedOut:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def reset(self, **kwargs: Any) -> Any:
+        messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+        return SimpleNamespace(observation=Observation(messages=messages))
+
+    async def step(self, action: Any) -> Any:
+        self.actions.append(action)
+        grade = {"valid_submission": 0.0, "score": None}
+        done = Observation(done=True, reward=0.0, grade=grade, cut_waiting=True)
+        return SimpleNamespace(observation=done)
+
+
+def test_an_episode_the_clock_ended_mid_turn_is_not_scored(tokenizer) -> None:
+    """As in-process: the clock, not the agent, ended it, so it is an error (dropped or fatal
+    as ``on_backend_error`` says), never a 0."""
+    session = PolicySession(ScriptedGenerator(tokenizer, SCRIPT), tokenizer, 256, 8192)
+    server = ClockedOut()
+    result = asyncio.run(_episode(server, session, TASKS[0], 0))
+    assert result.error == CUT_WHILE_GENERATING
+    assert result.episode.cut_while_generating and len(server.actions) == 1
+    assert math.isnan(result.medal["score"])
