@@ -132,8 +132,26 @@ class Action(BaseModel):
     limit: TokenLimit | None = None
 
 
-class Observation(BaseModel):
-    """What the environment answers to a reset or a step."""
+class Outcome(BaseModel):
+    """How an episode ended, once done: what a step-wise and a whole episode both report."""
+
+    reward: float | None = None
+    """The episode's reward once done (None when it failed for a reason not the agent's)."""
+    components: dict[str, float] = Field(default_factory=dict)
+    """The reward's parts, unweighted (``valid_reward``, ``tier_reward``, ``format_reward``)."""
+    grade: dict[str, float | None] = Field(default_factory=dict)
+    """The medal scorer's value: validity, medal flags, score, HumanRank (None: not had)."""
+    error: str | None = None
+    log: str = ""
+    """The episode's Inspect log, on the server's machine."""
+    seconds: float = 0.0
+    """The episode's wall time in its worker (sandbox setup, turns, grading)."""
+    tool_calls: int = 0
+    """Tool calls the episode ran."""
+
+
+class Observation(Outcome):
+    """What the environment answers to a reset or a step (the outcome once ``done``)."""
 
     episode_id: str = ""
     task: str = ""
@@ -143,18 +161,6 @@ class Observation(BaseModel):
     tools: list[dict[str, Any]] = Field(default_factory=list)
     """The tools' JSON schemas (on reset)."""
     done: bool = False
-    reward: float | None = None
-    """The episode's reward once done (None when it failed for a reason not the agent's)."""
-    components: dict[str, float] = Field(default_factory=dict)
-    """The reward's parts, unweighted (``valid_reward``, ``tier_reward``, ``format_reward``)."""
-    grade: dict[str, float | None] = Field(default_factory=dict)
-    """The medal scorer's value: validity, medal flags, score, HumanRank (None: not had)."""
-    error: str | None = None
-    log: str = ""
-    seconds: float = 0.0
-    """The episode's wall time in its worker (sandbox setup, turns, grading), once done."""
-    tool_calls: int = 0
-    """Tool calls the episode ran, once done."""
     cut_waiting: bool = False
     """A time limit ended the episode while it waited for the policy (not the agent's doing)."""
     turn: int = 0
@@ -179,7 +185,7 @@ class WholeRequest(BaseModel):
     episode_id: str | None = None
 
 
-class WholeEpisode(BaseModel):
+class WholeEpisode(Outcome):
     """The reply to ``POST /episodes``: the trajectory, the grade and the reward."""
 
     episode_id: str
@@ -188,10 +194,3 @@ class WholeEpisode(BaseModel):
     calls: list[ModelCall] = Field(default_factory=list)
     messages: list[dict[str, Any]] = Field(default_factory=list)
     """The sample's final conversation (for a tree scaffold, its last node's)."""
-    reward: float | None = None
-    components: dict[str, float] = Field(default_factory=dict)
-    grade: dict[str, float | None] = Field(default_factory=dict)
-    error: str | None = None
-    log: str = ""
-    seconds: float = 0.0
-    tool_calls: int = 0

@@ -184,9 +184,12 @@ def test_a_bad_reset_is_one_line_and_starts_nothing(
         ({"text": "x" * 2_000_000}, "action of 2000012 bytes: the limit is 1000000"),
         (
             {"text": "a", "message": {}},
-            "an action is one of message (a chat dict) or text (raw output)",
+            "an action is one of message (a chat dict), text (raw output) or limit (the policy's context is spent)",
         ),
-        ({}, "an action is one of message (a chat dict) or text (raw output)"),
+        (
+            {},
+            "an action is one of message (a chat dict), text (raw output) or limit (the policy's context is spent)",
+        ),
         ({"text": "fine"}, "no running episode: reset first"),
     ],
 )
