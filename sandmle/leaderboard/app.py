@@ -287,6 +287,25 @@ def training_tab(samples: pd.DataFrame) -> None:
     metric = _metric("train_metric")
     st.plotly_chart(charts.training_curves(curves, metric), key="curves")
     st.dataframe(tables.display_table(curves), hide_index=True, key="curve_table")
+    step_test(samples, metric)
+
+
+def step_test(samples: pd.DataFrame, metric: str) -> None:
+    """Two checkpoints of one curve, chosen, under the pairs table's paired test."""
+    from sandmle.leaderboard import curves
+
+    found = curves.curves_with_steps(samples)
+    if not found:
+        st.caption("A paired test between checkpoints needs a curve with two steps or more.")
+        return
+    st.markdown("**Between two checkpoints** (paired test on the competitions both ran)")
+    curve = st.selectbox("Curve", list(found), format_func=" · ".join, key="step_curve")
+    steps = found[curve]
+    left, right = st.columns(2)
+    a = left.selectbox("Step A", steps, index=len(steps) - 1, key=f"step_a:{curve}")
+    b = right.selectbox("Step B", steps, index=0, key=f"step_b:{curve}")
+    st.dataframe(curves.compare_steps(samples, curve, a, b, metric), hide_index=True,
+                 key="step_pair")  # fmt: skip
 
 
 REPRODUCE_EMPTY = (

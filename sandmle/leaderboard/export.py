@@ -106,6 +106,17 @@ def verdicts_html(samples: pd.DataFrame) -> list[str]:
     ]
 
 
+def step_tests_html(samples: pd.DataFrame) -> list[str]:
+    """The Training tab's paired test, for each curve its last checkpoint against its first."""
+    from sandmle.leaderboard import curves
+
+    table = curves.first_against_last(samples)
+    if table.empty:
+        return []
+    title = "Training: each curve's last checkpoint against its first (any medal, paired test)"
+    return [f"<h2>{title}</h2>", _table_html(table)]
+
+
 def references_html() -> list[str]:
     """Published results, as in the app: reported, not reproduced."""
     from sandmle.leaderboard import references as refs
@@ -152,6 +163,7 @@ def report_html(loaded: LoadedLogs, log_dirs: Sequence[str | Path]) -> str:
         *references_html(),
         "<h2>Charts</h2>",
         *("<div class='main-fig plotly-graph-div'></div>" for _ in figures),
+        *step_tests_html(loaded.samples),
         "<h2>Drop from each model's best scaffold (any medal, points)</h2>",
         *_generalization_html(table, loaded.samples),
         f"<h2>Samples</h2><p class='note'>{len(loaded.samples)} sample-epochs. Click a row to "

@@ -164,7 +164,7 @@ def pairwise_table(
         }
         names = _ordered(series, order)
         for a, b in zip(names, names[1:], strict=False) if adjacent else _pairs(names):
-            rows.append([benchmark, a, b, *_pair_cells(stats.compare(series[a], series[b]), a, b,
+            rows.append([benchmark, a, b, *pair_cells(stats.compare(series[a], series[b]), a, b,
                          100.0 if metric in RATES else 1.0)])  # fmt: skip
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
@@ -193,7 +193,7 @@ def _ordered(series: dict[str, pd.Series], order: list[str] | None) -> list[str]
     return sorted(series, key=lambda n: (rank.get(n, len(rank)), -float(series[n].mean()), n))
 
 
-def _pair_cells(c: stats.Comparison, a: str, b: str, scale: float) -> list[object]:
+def pair_cells(c: stats.Comparison, a: str, b: str, scale: float) -> list[object]:
     verdict = {"A better": f"{a} better", "B better": f"{b} better"}.get(c.label, c.label)
     unit, digits = (" pts", 0) if scale == 100.0 else ("", 2)  # rate points, or HumanRank
     diff = "—" if np.isnan(c.diff) else f"{scale * c.diff:+.{digits}f}{unit}"

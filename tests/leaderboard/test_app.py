@@ -88,6 +88,11 @@ def test_lazy_tabs_render_from_the_address(monkeypatch: pytest.MonkeyPatch, log_
     curve = next(c for c in _charts(app) if "training" in c["layout"]["title"]["text"])
     assert _values(curve["data"][0]["x"]) == [100, 200]
     assert _values(curve["data"][0]["y"]) == [0.0, 100.0]
+    step_pair = next(d.value for d in app.dataframe if "training run" in d.value.columns)
+    assert list(step_pair.iloc[0][["A", "B", "competitions"]]) == ["step 200", "step 100", 1]
+    app.selectbox(key=app.selectbox[-1].key).select(200).run()  # step B: the same checkpoint
+    step_pair = next(d.value for d in app.dataframe if "training run" in d.value.columns)
+    assert list(step_pair.iloc[0][["A", "B"]]) == ["step 200", "step 200"]
     app = _app(monkeypatch, log_dir, view="Generalization")
     app.selectbox(key="gen_benchmark").select("synthetic").run()
     heatmap = next(c for c in _charts(app) if "scaffolds" in c["layout"]["title"]["text"])

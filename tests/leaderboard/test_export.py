@@ -27,6 +27,7 @@ def test_export_is_one_self_contained_file(log_dir: Path, tmp_path: Path) -> Non
     assert "id='plotly-js'" in html and "id='details'" in html and "100% [21–100] 1/1" in html
     assert "too few shared competitions to decide (needs ≥ 6)" in html
     assert "Paired comparisons" in html
+    assert "last checkpoint against its first" in html and "<td>step 200</td>" in html
 
 
 def _root() -> typer.Typer:
