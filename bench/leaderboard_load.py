@@ -20,8 +20,10 @@ list reads them (``read_eval_log_headers_async``, as its ``/log-headers`` endpoi
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import shutil
+import struct
 import sys
 import tempfile
 import time
@@ -56,26 +58,52 @@ def real_log(work: Path) -> Path:
     return Path(log.location)
 
 
-def varied_copy(source: Path, dest: Path, i: int) -> None:
-    """``source`` with another model, scaffold and eval id in its header."""
-    with zipfile.ZipFile(source) as src:
-        entries = {name: src.read(name) for name in src.namelist()}
-    header = json.loads(entries["header.json"])
+def raw_entries(source: Path) -> tuple[list[tuple[zipfile.ZipInfo, bytes]], dict]:
+    """Every zip entry of ``source`` but its header, as stored (still compressed), and the
+    header: a copy is written without decompressing or recompressing a sample."""
+    entries = []
+    with zipfile.ZipFile(source) as src, source.open("rb") as raw:
+        for info in src.infolist():
+            if info.filename == "header.json":
+                header = json.loads(src.read(info))
+                continue
+            raw.seek(info.header_offset)
+            local = raw.read(30)
+            name_len, extra_len = struct.unpack("<HH", local[26:30])
+            raw.seek(info.header_offset + 30 + name_len + extra_len)
+            entries.append((info, raw.read(info.compress_size)))
+    return entries, header
+
+
+def varied_copy(source: Path, dest: Path, i: int, parts: tuple | None = None) -> None:
+    """``source`` with another model, scaffold and eval id in its header; its samples are
+    copied as stored (``raw_entries``), byte for byte."""
+    entries, header = parts or raw_entries(source)
+    header = json.loads(json.dumps(header))
     step = 100 * (i % 10)
     header["eval"]["model"] = f"mockllm/org/model-{i % MODELS}/checkpoint-{step}"
     header["eval"]["solver"] = f"sandmle/{SCAFFOLDS[i % len(SCAFFOLDS)]}"
     header["eval"]["eval_id"] = f"bench{i:06d}"
-    entries["header.json"] = json.dumps(header).encode()
     with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as out:
-        for name, data in entries.items():
-            out.writestr(name, data)
+        assert out.fp is not None
+        for info, data in entries:
+            copied = copy.copy(info)
+            copied.flag_bits &= ~0x08  # sizes in the local header, no data descriptor
+            copied.header_offset = out.fp.tell()
+            out.fp.write(copied.FileHeader())
+            out.fp.write(data)
+            out.filelist.append(copied)
+            out.NameToInfo[copied.filename] = copied
+            out.start_dir = out.fp.tell()
+        out.writestr("header.json", json.dumps(header))
 
 
 def make_logs(source: Path, log_dir: Path, count: int) -> None:
     log_dir.mkdir(parents=True)
     stem = source.stem.rsplit("_", 1)[0]
+    parts = raw_entries(source)
     for i in range(count):
-        varied_copy(source, log_dir / f"{stem}_bench{i:06d}.eval", i)
+        varied_copy(source, log_dir / f"{stem}_bench{i:06d}.eval", i, parts)
 
 
 def export_sizes(source: Path, work: Path, log_dir: Path) -> dict[str, float]:

@@ -45,30 +45,34 @@ COMPACT = ("any_medal", "valid_submission", "above_median")
 """The metrics of the default (compact) table."""
 
 
-def _metric_cells(group: pd.DataFrame, metric: str) -> dict[str, object]:
+def _metric_cells(values: np.ndarray, clusters: np.ndarray, metric: str) -> dict[str, object]:
     if metric in RATES:
-        r = stats.rate(group[metric].astype(float), group["competition_id"])
+        r = stats.rate(values, clusters)
         value, low, high = (100 * x for x in (r.value, r.low, r.high))
         text = stats.format_rate(r)
     else:
-        values = group[metric].astype(float)
         value, low, high = stats.mean_interval(values)
-        text = stats.format_mean(value, low, high, int(values.notna().sum()))
+        text = stats.format_mean(value, low, high, int((~np.isnan(values)).sum()))
     return {metric: value, f"{metric}_low": low, f"{metric}_high": high, f"{metric}_text": text}
 
 
 def _pooled(group: pd.DataFrame) -> dict[str, object]:
+    # numpy arrays, not pandas calls: this runs once per entrant (hundreds for 1,000 logs)
+    competitions = group["competition_id"].to_numpy()
     row: dict[str, object] = {}
     for metric in METRICS:
-        row |= _metric_cells(group, metric)
+        values = group[metric].to_numpy(dtype=float, na_value=np.nan)
+        row |= _metric_cells(values, competitions, metric)
+    _, counts = np.unique(competitions.astype(str), return_counts=True)
     row["n"] = len(group)
-    row["logs"] = group["log"].nunique()
-    row["competitions"] = group["competition_id"].nunique()
-    row["epochs"] = int(group.groupby("competition_id").size().max())
-    steps = group["checkpoint_step"].dropna()
-    row["checkpoint_step"] = steps.iloc[0] if steps.nunique() == 1 else np.nan
-    labels = group.get("checkpoint_label", pd.Series(dtype=object)).dropna().unique()
-    row["checkpoint_label"] = labels[0] if len(labels) == 1 else None  # base / SFT / GRPO N
+    row["logs"] = len(set(group["log"].tolist()))
+    row["competitions"] = len(counts)
+    row["epochs"] = int(counts.max())
+    steps = {s for s in group["checkpoint_step"].tolist() if s == s}  # s == s: not NaN
+    row["checkpoint_step"] = steps.pop() if len(steps) == 1 else np.nan
+    labels = {x for x in group.get("checkpoint_label", pd.Series(dtype=object)).tolist()
+              if x is not None and x == x}  # fmt: skip
+    row["checkpoint_label"] = labels.pop() if len(labels) == 1 else None  # base / SFT / GRPO N
     row["last_run"] = group["created"].max()
     if "entrant" in group.columns:
         row["entrant"] = group["entrant"].iloc[0]
@@ -207,19 +211,15 @@ GRID_COLUMNS = ["model", "scaffold", "competition", "epoch", "status", "score", 
 """The sample grid's columns (app drill-down and export)."""
 
 
-def _status(row: pd.Series) -> str:
-    if not row["scored"]:
-        return "error"
-    if row["any_medal"]:
-        return "medal"
-    return "valid" if row["valid_submission"] else "invalid"
+def _status(samples: pd.DataFrame) -> np.ndarray:
+    scored = samples["scored"].astype(bool)
+    medal, valid = samples["any_medal"] > 0, samples["valid_submission"] > 0
+    return np.select([~scored, medal, valid], ["error", "medal", "valid"], "invalid")
 
 
-def _medal(row: pd.Series) -> str:
-    for flag in ("gold_medal", "silver_medal", "bronze_medal"):
-        if row[flag]:
-            return flag.removesuffix("_medal")
-    return ""
+def _medal(samples: pd.DataFrame) -> np.ndarray:
+    flags = ("gold_medal", "silver_medal", "bronze_medal")
+    return np.select([samples[f] > 0 for f in flags], [f.removesuffix("_medal") for f in flags], "")
 
 
 def sample_grid(samples: pd.DataFrame) -> pd.DataFrame:
@@ -230,9 +230,9 @@ def sample_grid(samples: pd.DataFrame) -> pd.DataFrame:
             "scaffold": samples["scaffold"],
             "competition": samples["competition_id"],
             "epoch": samples["epoch"],
-            "status": samples.apply(_status, axis=1),
+            "status": _status(samples),
             "score": samples["score"],
-            "medal": samples.apply(_medal, axis=1),
+            "medal": _medal(samples),
             "invalid reason": samples["invalid_reason"].fillna(""),
             "duration s": samples["total_time"].round(1),
             "tokens": samples["tokens"],
@@ -283,7 +283,14 @@ def generalization_table(
     if table.empty:
         return pd.DataFrame(columns=["model", "best scaffold", "best", "worst", "spread"])
     wide = table.pivot_table(index="model", columns="scaffold", values=metric, aggfunc="mean")
-    best = {model: _best_scaffold(wide.loc[model], metric, samples, model) for model in wide.index}
+    means = (
+        None
+        if samples is None or metric == "human_rank"
+        else {key: part.droplevel([0, 1]) for key, part in  # per (model, scaffold), once
+              samples.groupby(["model", "scaffold", "competition_id"])[metric].mean()
+              .groupby(level=[0, 1])}
+    )  # fmt: skip
+    best = {model: _best_scaffold(wide.loc[model], metric, means, model) for model in wide.index}
     summary = pd.DataFrame(
         {
             "best scaffold": pd.Series(best),
@@ -297,14 +304,14 @@ def generalization_table(
     return result.sort_values("best", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def _best_scaffold(values: pd.Series, metric: str, samples: pd.DataFrame | None, model: str) -> str:
+def _best_scaffold(
+    values: pd.Series, metric: str, means: dict[tuple, pd.Series] | None, model: str
+) -> str:
+    """``means``: per (model, scaffold), the mean ``metric`` per competition."""
     values = values.dropna()
-    if samples is not None and metric != "human_rank":
-        mine = samples[samples["model"] == model]
-        series = {
-            name: stats.per_competition(mine[mine["scaffold"] == name], metric)
-            for name in values.index
-        }
+    if means is not None:
+        empty = pd.Series(dtype=float)
+        series = {name: means.get((model, name), empty) for name in values.index}
         ranked = stats.ranks(series)
         top = sorted(name for name, r in ranked.items() if r == 1)
         shared = max((len(s) for s in series.values()), default=0)

@@ -200,7 +200,8 @@ def test_sample_drill_down_explains_the_sample(
     assert BUGGY_CODE in codes and TRACEBACK in codes  # the code as it ran: copyable
     died = md_escape("▶ line 3: ids = train['id']")
     assert any(c.value == died for c in app.caption)  # the line it died at, named
-    assert any(m.value == "KeyError" for m in app.metric)  # the failure kind, in a word
+    assert "**Result:** KeyError" in [m.value for m in app.markdown]  # the failure, in full
+    assert [m.label for m in app.metric] == ["operator", "step", "metric", "run time"]
     app.selectbox(key=picker.key).select(3).run()  # node 3 debugs node 1
     diffs = [c.value for c in app.code if c.language == "diff"]
     assert diffs and "--- node 1" in diffs[0] and "-ids = train['id']" in diffs[0]
