@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sandmle.leaderboard.export import export_html
 from sandmle.leaderboard.drilldown import sample_key
+from sandmle.leaderboard.export import export_html
 from sandmle.leaderboard.logs import load_logs
 
 from .test_browser import CHROMIUM, SCREENSHOTS, _launch, playwright
