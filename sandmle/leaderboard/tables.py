@@ -283,13 +283,10 @@ def generalization_table(
     if table.empty:
         return pd.DataFrame(columns=["model", "best scaffold", "best", "worst", "spread"])
     wide = table.pivot_table(index="model", columns="scaffold", values=metric, aggfunc="mean")
-    means = (
-        None
-        if samples is None or metric == "human_rank"
-        else {key: part.droplevel([0, 1]) for key, part in  # per (model, scaffold), once
-              samples.groupby(["model", "scaffold", "competition_id"])[metric].mean()
-              .groupby(level=[0, 1])}
-    )  # fmt: skip
+    means: dict[tuple, pd.Series] | None = None
+    if samples is not None and metric != "human_rank":  # per (model, scaffold), once
+        cells = samples.groupby(["model", "scaffold", "competition_id"])[metric].mean()
+        means = {k: part.droplevel([0, 1]) for k, part in cells.groupby(level=[0, 1])}  # type: ignore[misc]
     best = {model: _best_scaffold(wide.loc[model], metric, means, model) for model in wide.index}
     summary = pd.DataFrame(
         {
