@@ -15,6 +15,9 @@ cache). ``drilldowns_reachable`` counts the samples whose drill-down the exporte
 open (read back from the file; each body is unpacked when its row is clicked), against
 ``samples``.
 
+Each ``*_cpu_s`` is the CPU time of the same run (this process, or the command's): on a
+shared machine the wall time also counts the time other jobs held the cores.
+
 The app itself (Streamlit's ``AppTest``, the script as a server runs it): ``app_cold_s`` the
 first run of a fresh server process' cache, ``app_warm_reload_s`` a page reload (a new
 session, nothing changed), ``app_click_s`` a click (the "All columns" toggle). Side by side,
@@ -132,24 +135,30 @@ def exported_keys(page: Path) -> set[str]:
 def export_times(log_dir: Path, work: Path, cache: LogCache) -> dict[str, object]:
     """The export with the kept log cache, with an empty one, and as the command."""
     out = work / "all.html"
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     export_html([log_dir], out, cache)
-    warm = time.perf_counter() - start
+    warm, warm_cpu = time.perf_counter() - start, time.process_time() - cpu
     start = time.perf_counter()
     export_html([log_dir], work / "cold.html", LogCache())
     cold = time.perf_counter() - start
     env = {**os.environ, "SANDMLE_LEADERBOARD_CACHE": str(cache.file)}
     command = [sys.executable, "-m", "sandmle.cli", "leaderboard", "export", str(log_dir),
                "--out", str(work / "cli.html")]  # fmt: skip
-    start = time.perf_counter()
+    start, children = time.perf_counter(), os.times()
     subprocess.run(command, check=True, capture_output=True, env=env)
     cli = time.perf_counter() - start
+    after = os.times()
+    cli_cpu = (after.children_user - children.children_user) + (
+        after.children_system - children.children_system
+    )
     samples = cache.load([log_dir]).samples
     reachable = exported_keys(out) & set(sample_keys(samples))
     return {
         "export_s": round(warm, 3),
+        "export_cpu_s": round(warm_cpu, 3),
         "export_cold_s": round(cold, 3),
         "export_cli_s": round(cli, 3),
+        "export_cli_cpu_s": round(cli_cpu, 3),
         "export_bytes": out.stat().st_size,
         "samples": len(samples),
         "drilldowns_reachable": len(reachable),
@@ -166,10 +175,13 @@ def app_times(log_dir: Path, work: Path) -> dict[str, float]:
     os.environ["SANDMLE_LEADERBOARD_DIRS"] = str(log_dir)
     sys.argv = [str(APP_FILE)]  # the app reads its log dirs from argv first
 
+    cpu: list[float] = []
+
     def run(app: AppTest) -> float:
-        start = time.perf_counter()
+        start, began = time.perf_counter(), time.process_time()
         app.run(timeout=600)
         assert not app.exception, app.exception
+        cpu.append(time.process_time() - began)
         return time.perf_counter() - start
 
     first = AppTest.from_file(str(APP_FILE), default_timeout=600)
@@ -179,7 +191,8 @@ def app_times(log_dir: Path, work: Path) -> dict[str, float]:
     again.toggle(key="all_columns").set_value(True)
     click = run(again)
     return {"app_cold_s": round(cold, 3), "app_warm_reload_s": round(warm, 3),
-            "app_click_s": round(click, 3)}  # fmt: skip
+            "app_warm_reload_cpu_s": round(cpu[1], 3), "app_click_s": round(click, 3),
+            "app_click_cpu_s": round(cpu[2], 3)}  # fmt: skip
 
 
 def inspect_view_list(log_dir: Path) -> float:

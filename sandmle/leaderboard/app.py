@@ -168,7 +168,8 @@ def leaderboard_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     st.download_button(
         "Download CSV", table.to_csv(index=False), "leaderboard.csv", "text/csv", key="csv"
     )
-    st.plotly_chart(charts.benchmark_bars(table, "any_medal"), key="overview_bars")
+    bars = memo("bars", table, ("any_medal",), lambda: charts.benchmark_bars(table, "any_medal"))
+    st.plotly_chart(bars, key="overview_bars")  # kept: a figure per entrant is slow to build
     comparisons_view(table, samples)
     cost_view(samples)
     references_view()
