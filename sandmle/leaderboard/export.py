@@ -60,10 +60,17 @@ def _cell(value: object) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def _cells(column: pd.Series) -> list[str]:
+    """A grid column as table cells; numbers need no escaping (24,000 rows for 1,000 logs)."""
+    if pd.api.types.is_numeric_dtype(column):
+        return [f"<td>{_cell(v)}</td>" for v in column.tolist()]
+    return [f"<td>{html.escape(_cell(v))}</td>" for v in column.tolist()]
+
+
 def grid_html(grid: pd.DataFrame, keys: list[str]) -> str:
     """The sample grid; a click on a row opens its drill-down (the address keeps it)."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in grid.columns)
-    columns = [[f"<td>{html.escape(_cell(v))}</td>" for v in grid[c].tolist()] for c in grid]
+    columns = [_cells(grid[c]) for c in grid]
     starts = [f"<tr data-key='{html.escape(k, quote=True)}'>" for k in keys]
     rows = ["".join(cells) + "</tr>" for cells in zip(starts, *columns, strict=True)]
     return f"<div class='wide'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
