@@ -149,3 +149,17 @@ def test_export_node_shows_its_card_code_and_diff_as_the_app(log_dir: Path) -> N
     assert f"Transcript ({len(sample.messages)} messages)" in page and len(sample.messages) > 4
     tree = body["tree"]
     assert json.dumps(tree) and tree["layout"]["height"] < 420  # 3 levels: no tall blank
+
+
+def test_zip_directory_reads_what_zipfile_reads(log_dir: Path, tmp_path: Path) -> None:
+    import zipfile
+
+    log = next(log_dir.glob("*.eval"))
+    expected = [(i.filename, i.CRC, i.file_size) for i in zipfile.ZipFile(log).infolist()]
+    assert export_drill.zip_directory(str(log)) == expected
+    commented = tmp_path / "commented.eval"  # a comment moves the end record: zipfile reads it
+    shutil.copy(log, commented)
+    with zipfile.ZipFile(commented, "a") as archive:
+        archive.comment = b"a comment"
+    assert export_drill.zip_directory(str(commented)) == expected
+    assert export_drill.content_keys(str(tmp_path / "missing.eval")) == {}
