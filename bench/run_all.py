@@ -57,7 +57,12 @@ FIGURES: list[tuple[str, str, list[str], str]] = [
         ["--steps", "10", "--concurrency", "1,4"],
         "per-step overhead vs in-process; episodes per minute",
     ),
-    ("leaderboard load", "leaderboard_load.py", ["--logs", "300"], "cold vs warm"),
+    (
+        "leaderboard load and export",
+        "leaderboard_load.py",
+        ["--logs", "300"],
+        "a real 24-sample log copied: export, drill-downs reachable, app warm reload",
+    ),
     ("bounded grading", "bounded_grading.py", ["--runs", "10"], "capped subprocess vs in-process"),
     ("CLI start-up", "cli_import_time.py", ["--repeat", "2"], "help time per command"),
 ]

@@ -168,7 +168,8 @@ def leaderboard_tab(table: pd.DataFrame, samples: pd.DataFrame) -> None:
     st.download_button(
         "Download CSV", table.to_csv(index=False), "leaderboard.csv", "text/csv", key="csv"
     )
-    st.plotly_chart(charts.benchmark_bars(table, "any_medal"), key="overview_bars")
+    bars = memo("bars", table, ("any_medal",), lambda: charts.benchmark_bars(table, "any_medal"))
+    st.plotly_chart(bars, key="overview_bars")  # kept: a figure per entrant is slow to build
     comparisons_view(table, samples)
     cost_view(samples)
     references_view()
@@ -287,6 +288,25 @@ def training_tab(samples: pd.DataFrame) -> None:
     metric = _metric("train_metric")
     st.plotly_chart(charts.training_curves(curves, metric), key="curves")
     st.dataframe(tables.display_table(curves), hide_index=True, key="curve_table")
+    step_test(samples, metric)
+
+
+def step_test(samples: pd.DataFrame, metric: str) -> None:
+    """Two checkpoints of one curve, chosen, under the pairs table's paired test."""
+    from sandmle.leaderboard import curves
+
+    found = curves.curves_with_steps(samples)
+    if not found:
+        st.caption("A paired test between checkpoints needs a curve with two steps or more.")
+        return
+    st.markdown("**Between two checkpoints** (paired test on the competitions both ran)")
+    curve = st.selectbox("Curve", list(found), format_func=" · ".join, key="step_curve")
+    steps = found[curve]
+    left, right = st.columns(2)
+    a = left.selectbox("Step A", steps, index=len(steps) - 1, key=f"step_a:{curve}")
+    b = right.selectbox("Step B", steps, index=0, key=f"step_b:{curve}")
+    st.dataframe(curves.compare_steps(samples, curve, a, b, metric), hide_index=True,
+                 key="step_pair")  # fmt: skip
 
 
 REPRODUCE_EMPTY = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -132,60 +134,82 @@ def benchmark_bars(table: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
     Dots rather than bars: a rate of 0 is as visible as a rate of 100, and the interval,
     not the bar's area, carries the uncertainty.
     """
+    return go.Figure(benchmark_bars_spec(table, metric))
+
+
+def _plain(fig: go.Figure) -> dict:
+    """A figure as a plain spec, without its template (the app and the export bring theirs)."""
+    data = json.loads(fig.to_json())
+    data["layout"].pop("template", None)
+    return data
+
+
+def _spec_layout(title: str, **layout: object) -> dict:
+    """``_layout``'s settings as a plain layout."""
+    base = {"title": {"text": title}, "height": HEIGHT, "font": _FONT,
+            "margin": {"l": 40, "r": 20, "t": 60, "b": 40}}  # fmt: skip
+    return base | layout
+
+
+def benchmark_bars_spec(table: pd.DataFrame, metric: str = "any_medal") -> dict:
+    """``benchmark_bars`` as a plain Plotly spec: one trace per entrant, and the export has
+    hundreds of entrants, where validating each trace would take seconds."""
     title = f"{LABELS[metric]} by benchmark (95% interval)"
     if table.empty:
-        return empty_figure(title)
-    fig = go.Figure()
-    for (model, scaffold), rows in table.groupby(["model", "scaffold"], sort=False):
-        fig.add_trace(
-            go.Scatter(
-                name=f"{model} · {scaffold}",
-                x=rows["benchmark"],
-                y=rows[metric],
-                mode="markers+text",
-                marker={"size": 12, "line": {"width": 1, "color": "#333"}},
-                text=_value_text(rows[metric], metric),
-                textposition="middle right",
-                error_y=_errors(rows, metric),
-                hovertemplate="%{x}: %{y:.3g}<extra>%{fullData.name}</extra>",
-            )
-        )
-    return _layout(
-        fig,
+        return _plain(empty_figure(title))
+    traces = [
+        {
+            "type": "scatter",
+            "name": f"{model} · {scaffold}",
+            "x": rows["benchmark"].tolist(),
+            "y": rows[metric].tolist(),
+            "mode": "markers+text",
+            "marker": {"size": 12, "line": {"width": 1, "color": "#333"}},
+            "text": _value_text(rows[metric], metric),
+            "textposition": "middle right",
+            "error_y": _errors(rows, metric),
+            "hovertemplate": "%{x}: %{y:.3g}<extra>%{fullData.name}</extra>",
+        }
+        for (model, scaffold), rows in table.groupby(["model", "scaffold"], sort=False)
+    ]
+    layout = _spec_layout(
         title,
         scattermode="group",
-        yaxis={"title": LABELS[metric], "range": _axis_range(metric)},
+        yaxis={"title": {"text": LABELS[metric]}, "range": _axis_range(metric)},
         xaxis={"type": "category"},
-        legend_title="entrant",
+        legend={"title": {"text": "entrant"}},
     )
+    return {"data": traces, "layout": layout}
 
 
 def training_curves(curves: pd.DataFrame, metric: str = "any_medal") -> go.Figure:
     """Metric against training step, one line per training run x scaffold x benchmark."""
+    return go.Figure(training_curves_spec(curves, metric))
+
+
+def training_curves_spec(curves: pd.DataFrame, metric: str = "any_medal") -> dict:
+    """``training_curves`` as a plain Plotly spec (one trace per curve; see ``benchmark_bars_spec``)."""
     title = f"{LABELS[metric]} over training"
     if curves.empty:
-        return empty_figure(
-            title, "no checkpoints with a training step: run `sandmle train`, then evaluate them"
+        return _plain(
+            empty_figure(
+                title,
+                "no checkpoints with a training step: run `sandmle train`, then evaluate them",
+            )
         )
-    fig = go.Figure()
+    traces = []
     keys = ["checkpoint_run", "scaffold", "benchmark"]
     for (run, scaffold, benchmark), rows in curves.groupby(keys, sort=False):
         rows = rows.sort_values("checkpoint_step")
-        fig.add_trace(
-            go.Scatter(
-                name=f"{run} · {scaffold} · {benchmark}",
-                x=rows["checkpoint_step"],
-                y=rows[metric],
-                mode="lines+markers",
-                error_y=_errors(rows, metric),
-            )
-        )
-    return _layout(
-        fig,
+        traces.append({"type": "scatter", "name": f"{run} · {scaffold} · {benchmark}",
+                       "x": rows["checkpoint_step"].tolist(), "y": rows[metric].tolist(),
+                       "mode": "lines+markers", "error_y": _errors(rows, metric)})  # fmt: skip
+    layout = _spec_layout(
         title,
-        xaxis_title="training step",
-        yaxis={"title": LABELS[metric], "range": _axis_range(metric)},
+        xaxis={"title": {"text": "training step"}},
+        yaxis={"title": {"text": LABELS[metric]}, "range": _axis_range(metric)},
     )
+    return {"data": traces, "layout": layout}
 
 
 THRESHOLD_LINES = (
@@ -196,49 +220,72 @@ THRESHOLD_LINES = (
 )
 
 
-def score_strip(samples: pd.DataFrame, chosen: int | None = None) -> go.Figure:
+def score_strip(
+    samples: pd.DataFrame, chosen: int | None = None, keys: list[str] | None = None
+) -> go.Figure:
     """Raw scores of one competition's samples on a line, with its median and medal lines.
 
     ``samples`` are rows of one competition; ``chosen`` (a row index) is drawn larger.
+    ``keys`` (one per scored row) name the points, for the export to mark one the same way.
     """
+    return go.Figure(score_strip_spec(samples, chosen, keys))
+
+
+def _threshold_lines(thresholds: pd.Series) -> tuple[list[dict], list[dict]]:
+    """The median and medal lines and their labels, as ``add_vline`` draws them."""
+    shapes, labels = [], []
+    for key, label, colour in THRESHOLD_LINES:
+        value = thresholds.get(key)
+        if value is not None and not pd.isna(value):
+            dash = "dot" if label == "median" else "solid"
+            shapes.append({"type": "line", "x0": float(value), "x1": float(value), "xref": "x",
+                           "y0": 0, "y1": 1, "yref": "y domain",
+                           "line": {"color": colour, "width": 2, "dash": dash}})  # fmt: skip
+            labels.append({"x": float(value), "xref": "x", "y": 1, "yref": "y domain",
+                           "text": label, "textangle": -90, "font": {"color": colour},
+                           "showarrow": False, "yanchor": "bottom"})  # fmt: skip
+    return shapes, labels
+
+
+def score_strip_spec(
+    samples: pd.DataFrame, chosen: int | None = None, keys: list[str] | None = None
+) -> dict:
+    """``score_strip`` as a plain Plotly spec: the export draws one per competition, with
+    thousands of points, where validating a ``go.Figure`` would take seconds."""
     competition = str(samples["competition_id"].iloc[0]) if len(samples) else ""
     title = f"{competition}: raw score against the medal lines"
     scored = samples.dropna(subset=["score"])
     thresholds = samples.iloc[0] if len(samples) else pd.Series(dtype=object)
-    fig = go.Figure()
     entrant = scored["model"] + " · " + scored["scaffold"]
-    fig.add_trace(
-        go.Scatter(
-            x=scored["score"],
-            y=entrant,
-            mode="markers",
-            name="samples",
-            marker={
-                "size": [18 if i == chosen else 10 for i in scored.index],
-                "color": ["#d62728" if i == chosen else "#1f77b4" for i in scored.index],
-                "line": {"width": 1, "color": "#333"},
-            },
-            hovertemplate="%{y}: %{x:.4g}<extra></extra>",
-        )
-    )
-    for key, label, colour in THRESHOLD_LINES:
-        value = thresholds.get(key)
-        if value is not None and not pd.isna(value):
-            fig.add_vline(
-                x=float(value),
-                line={"color": colour, "width": 2, "dash": "dot" if label == "median" else "solid"},
-                annotation={"text": label, "textangle": -90, "font": {"color": colour}},
-                annotation_position="top",
-            )
+    marker = {
+        "size": [18 if i == chosen else 10 for i in scored.index],
+        "color": ["#d62728" if i == chosen else "#1f77b4" for i in scored.index],
+        "line": {"width": 1, "color": "#333"},
+    }
+    trace = {"type": "scatter", "x": scored["score"].tolist(), "y": entrant.tolist(),
+             "mode": "markers", "name": "samples", "marker": marker,
+             "hovertemplate": "%{y}: %{x:.4g}<extra></extra>"}  # fmt: skip
+    if keys is not None:
+        trace["customdata"] = keys
+    shapes, labels = _threshold_lines(thresholds)
+    xaxis: dict[str, object] = {}
     if thresholds.get("is_lower_better"):
-        fig.update_xaxes(autorange="reversed")
+        xaxis["autorange"] = "reversed"
         title += " (lower is better: better is to the right)"
     if scored.empty:
-        fig.add_annotation(text="no sample of this competition has a score", showarrow=False)
-    fig.update_yaxes(automargin=True)
-    height = max(240, 110 + 40 * entrant.nunique())
-    margin = {"l": 40, "r": 20, "t": 110, "b": 40}  # room for the lines' labels under the title
-    return _layout(fig, title, height=height, showlegend=False, margin=margin)
+        labels.append({"text": "no sample of this competition has a score", "showarrow": False})
+    layout = {
+        "title": {"text": title},
+        "height": max(240, 110 + 40 * entrant.nunique()),
+        "font": _FONT,
+        "margin": {"l": 40, "r": 20, "t": 110, "b": 40},  # room for the lines' labels
+        "showlegend": False,
+        "shapes": shapes,
+        "annotations": labels,
+        "xaxis": xaxis,
+        "yaxis": {"automargin": True},
+    }
+    return {"data": [trace], "layout": layout}
 
 
 def tree_layout(nodes: list[SearchNode]) -> dict[int, tuple[float, float]]:
@@ -266,7 +313,7 @@ def tree_layout(nodes: list[SearchNode]) -> dict[int, tuple[float, float]]:
     return position
 
 
-def _edges(nodes: list[SearchNode], position: dict[int, tuple[float, float]]) -> go.Scatter:
+def _edges(nodes: list[SearchNode], position: dict[int, tuple[float, float]]) -> dict:
     xs: list[float | None] = []
     ys: list[float | None] = []
     for node in nodes:
@@ -275,7 +322,8 @@ def _edges(nodes: list[SearchNode], position: dict[int, tuple[float, float]]) ->
                 xs += [position[parent][0], position[node.id][0], None]
                 ys += [position[parent][1], position[node.id][1], None]
     line = {"color": "#9aa5b1", "width": 1.5}
-    return go.Scatter(x=xs, y=ys, mode="lines", line=line, hoverinfo="skip", showlegend=False)
+    return {"type": "scatter", "x": xs, "y": ys, "mode": "lines", "line": line,
+            "hoverinfo": "skip", "showlegend": False}  # fmt: skip
 
 
 def _hover(node: SearchNode) -> str:
@@ -287,40 +335,62 @@ def _hover(node: SearchNode) -> str:
     return f"node {node.id} · {node.operator} · step {node.step}<br>metric: {metric}<br>{summary}"
 
 
-def _node_trace(nodes: list[SearchNode], position: dict, **marker: object) -> go.Scatter:
-    return go.Scatter(
-        x=[position[n.id][0] for n in nodes],
-        y=[position[n.id][1] for n in nodes],
-        mode="markers+text",
-        text=[str(n.id) for n in nodes],
-        textposition="top center",
-        hovertext=[_hover(n) for n in nodes],
-        hoverinfo="text",
-        customdata=[n.id for n in nodes],
-        marker={"size": 16, "line": {"width": 1, "color": "#333"}, **marker},
-    )
+def _node_trace(nodes: list[SearchNode], position: dict, name: str, **marker: object) -> dict:
+    return {
+        "type": "scatter",
+        "name": name,
+        "x": [position[n.id][0] for n in nodes],
+        "y": [position[n.id][1] for n in nodes],
+        "mode": "markers+text",
+        "text": [str(n.id) for n in nodes],
+        "textposition": "top center",
+        "hovertext": [_hover(n) for n in nodes],
+        "hoverinfo": "text",
+        "customdata": [n.id for n in nodes],
+        "marker": {"size": 16, "line": {"width": 1, "color": "#333"}, **marker},
+    }
+
+
+TREE_ROW_PX = 70
+"""Height of one tree level: a 2-node tree is a short figure, not 420 px of blank."""
+TREE_COLUMN_PX = 90
+"""Width of one column of leaves (plus room for the depth axis and the colour bar)."""
+
+
+def search_tree_spec(nodes: list[SearchNode], title: str = "search tree") -> dict:
+    """The search tree as a plain Plotly spec (data and layout): built in microseconds, so the
+    export draws thousands of trees; ``search_tree_figure`` wraps it for the app."""
+    position = tree_layout(nodes)
+    good = [n for n in nodes if not n.is_bug and n.metric is not None]
+    buggy = [n for n in nodes if n.is_bug or n.metric is None]
+    lower = any(n.lower_is_better for n in good)
+    data = [_edges(nodes, position)]
+    if good:
+        bar = {"title": {"text": "metric (lower is better)" if lower else "metric"}, "len": 0.9}
+        data.append(_node_trace(good, position, "valid", color=[n.metric for n in good],
+                                colorscale="Viridis", reversescale=lower, colorbar=bar,
+                                showscale=True))  # fmt: skip
+    if buggy:
+        data.append(_node_trace(buggy, position, "buggy", color="#d62728", symbol="x"))
+    depth = max(y for _, y in position.values())
+    width = max(x for x, _ in position.values())
+    layout = {
+        "title": {"text": title},
+        "height": 150 + TREE_ROW_PX * int(depth + 1),
+        "width": min(1300, 360 + TREE_COLUMN_PX * int(width + 1)),
+        "font": _FONT,
+        "margin": {"l": 40, "r": 20, "t": 50, "b": 30},
+        "showlegend": True,
+        "legend": {"orientation": "h", "y": -0.05},
+        "yaxis": {"range": [depth + 0.5, -0.5], "title": {"text": "depth"}, "dtick": 1,
+                  "zeroline": False},
+        "xaxis": {"visible": False, "range": [-1.0, width + 1.0]},
+    }  # fmt: skip
+    return {"data": data, "layout": layout}
 
 
 def search_tree_figure(nodes: list[SearchNode], title: str = "search tree") -> go.Figure:
     """A tree scaffold's search: nodes coloured by metric, buggy nodes as red crosses."""
     if not nodes:
         return empty_figure(title, "this sample has no search tree")
-    position = tree_layout(nodes)
-    good = [n for n in nodes if not n.is_bug and n.metric is not None]
-    buggy = [n for n in nodes if n.is_bug or n.metric is None]
-    lower = any(n.lower_is_better for n in good)
-    fig = go.Figure(_edges(nodes, position))
-    if good:
-        colour = {"color": [n.metric for n in good], "colorscale": "Viridis"}
-        bar = {"title": "metric (lower is better)" if lower else "metric"}
-        fig.add_trace(
-            _node_trace(good, position, **colour, reversescale=lower, colorbar=bar, showscale=True)
-        )
-        fig.data[-1].name = "valid"
-    if buggy:
-        fig.add_trace(_node_trace(buggy, position, color="#d62728", symbol="x"))
-        fig.data[-1].name = "buggy"
-    depth = max(y for _, y in position.values())
-    fig.update_yaxes(range=[depth + 0.5, -0.5], title="depth", dtick=1, zeroline=False)
-    fig.update_xaxes(visible=False)
-    return _layout(fig, title, showlegend=True, legend={"orientation": "h", "y": -0.05})
+    return go.Figure(search_tree_spec(nodes, title))

@@ -129,8 +129,9 @@ def export(
 ) -> None:
     """Write the leaderboard, with every sample's drill-down, to one HTML file that opens offline."""
     from sandmle.leaderboard.export import export_html
+    from sandmle.leaderboard.logs import LogCache
 
     dirs = existing_dirs(log_dirs)
     typer.echo(f"reading logs under {', '.join(map(str, dirs))} ...")  # a line, also off a tty
-    path = export_html(dirs, out)
+    path = export_html(dirs, out, LogCache.persistent())  # the app's cache: read logs once
     typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")

@@ -21,11 +21,13 @@ from sandmle.leaderboard.tables import sample_grid
 from sandmle.leaderboard.transcript import (
     code_diff,
     crash_line,
+    diff_title,
     failure_kind,
     inspect_view_command,
     inspect_view_root,
     inspect_view_url,
     node_error,
+    node_facts,
     read_sample,
     refused_replies,
     report_rows,
@@ -167,6 +169,7 @@ def search_tree_view(nodes: list[SearchNode], key: str) -> None:
     """
     event = st.plotly_chart(
         charts.search_tree_figure(nodes),
+        width="content",  # the figure's own width: a small tree is a small figure
         key=f"tree:{key}",
         on_select="rerun",
         selection_mode="points",
@@ -191,7 +194,7 @@ def search_tree_view(nodes: list[SearchNode], key: str) -> None:
 def diff_view(parent: SearchNode, node: SearchNode) -> None:
     """What the operator changed: the node's code against its parent's."""
     diff = code_diff(parent, node)
-    with st.expander(f"Diff against parent node {parent.id} ({node.operator})"):
+    with st.expander(diff_title(parent, node)):
         if diff:
             st.code(diff, language="diff")
         else:
@@ -236,13 +239,12 @@ def code_view(node: SearchNode) -> None:
 
 
 def node_detail(node: SearchNode) -> None:
-    cells = st.columns(5)
-    # metric values render markdown too: the operator and failure come from the agent's store
-    cells[0].metric("operator", md_escape(node.operator))
-    cells[1].metric("step", node.step)
-    cells[2].metric("metric", "—" if node.metric is None else f"{node.metric:.4g}")
-    cells[3].metric("run time", "—" if node.exec_time_s is None else f"{node.exec_time_s:.1f} s")
-    cells[4].metric("result", md_escape(failure_kind(node) or "ok"))
+    *facts, (_, result) = node_facts(node)
+    cells = st.columns(len(facts))
+    for cell, (label, value) in zip(cells, facts, strict=True):
+        # metric values render markdown too: the operator comes from the agent's store
+        cell.metric(label, md_escape(value))
+    st.markdown(f"**Result:** {md_escape(result)}")  # in full: a card would cut it short
     if node.plan:
         st.markdown("**Plan**")
         st.text(node.plan)

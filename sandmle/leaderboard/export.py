@@ -13,11 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from sandmle.errors import SandmleError
 from sandmle.leaderboard import charts, tables
-from sandmle.leaderboard.export_drill import payload_html, sample_key
+from sandmle.leaderboard.export_drill import payload_html, sample_keys, spec
 from sandmle.leaderboard.logs import LoadedLogs, LogCache
 from sandmle.leaderboard.stats import ALPHA
 
@@ -41,6 +40,12 @@ pre { white-space: pre-wrap; word-break: break-word; background: #f7f7f9; paddin
 pre.trace { background: #fff0f0; } .msg { border-left: 3px solid #ddd; padding-left: 8px; }
 #detail { border-top: 2px solid #ccd; margin-top: 1rem; }
 table.report td { white-space: normal; text-align: left; }
+table.card th, table.card td { text-align: left; white-space: normal; }
+pre.code { counter-reset: ln; }
+pre.code span.ln { counter-increment: ln; }
+pre.code span.ln::before { content: counter(ln); display: inline-block; width: 3em;
+      margin-right: 1em; text-align: right; color: #999; user-select: none; }
+pre.code span.bad { background: #ffe3e3; }
 """
 
 
@@ -55,29 +60,49 @@ def _cell(value: object) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def grid_html(samples: pd.DataFrame) -> str:
+def _cells(column: pd.Series) -> list[str]:
+    """A grid column as table cells; numbers need no escaping (24,000 rows for 1,000 logs)."""
+    if pd.api.types.is_numeric_dtype(column):
+        return [f"<td>{_cell(v)}</td>" for v in column.tolist()]
+    return [f"<td>{html.escape(_cell(v))}</td>" for v in column.tolist()]
+
+
+def grid_html(grid: pd.DataFrame, keys: list[str]) -> str:
     """The sample grid; a click on a row opens its drill-down (the address keeps it)."""
-    grid = tables.sample_grid(samples)
     head = "".join(f"<th>{html.escape(c)}</th>" for c in grid.columns)
-    rows = []
-    keys = [sample_key(row) for _, row in samples.iterrows()]  # grid rows are samples' rows
-    for key_text, (_, row) in zip(keys, grid.iterrows(), strict=True):
-        key = html.escape(key_text, quote=True)
-        cells = "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row)
-        rows.append(f"<tr data-key='{key}'>{cells}</tr>")
+    columns = [_cells(grid[c]) for c in grid]
+    starts = [f"<tr data-key='{html.escape(k, quote=True)}'>" for k in keys]
+    rows = ["".join(cells) + "</tr>" for cells in zip(starts, *columns, strict=True)]
     return f"<div class='wide'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
 
 
-def report_figures(table: pd.DataFrame, samples: pd.DataFrame) -> list[go.Figure]:
-    """The figures of the report: bars, a heatmap per benchmark, competitions, training."""
-    figures = [charts.benchmark_bars(table, "any_medal")]
+APP_COLOURS = ["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700",
+               "#ffd16a", "#6d3fc0", "#d5dae5"]  # fmt: skip
+"""The app's series colours: Streamlit's light-theme chart palette (its frontend fills them in
+for ``theme="streamlit"``); every other colour of a chart is set by ``charts`` itself."""
+
+
+def app_template() -> dict:
+    """A Plotly template in the app's colours, so the export's charts look like the app's."""
+    import plotly.io as pio
+
+    template = pio.templates["plotly_white"].to_plotly_json()
+    template["layout"]["colorway"] = APP_COLOURS
+    return template
+
+
+def report_figures(table: pd.DataFrame, samples: pd.DataFrame) -> list[dict]:
+    """The report's figures as Plotly specs: bars, a heatmap per benchmark, competitions,
+    training."""
+    figures = [charts.benchmark_bars_spec(table, "any_medal")]
     for benchmark in sorted(table["benchmark"].unique()):
         fig = charts.scaffold_heatmap(table[table["benchmark"] == benchmark], "any_medal")
-        figures.append(fig.update_layout(title=f"Any medal %: models × scaffolds ({benchmark})"))
-    figures.append(charts.competition_heatmap(tables.competition_table(samples), "any_medal"))
+        fig.update_layout(title=f"Any medal %: models × scaffolds ({benchmark})")
+        figures.append(spec(fig))
+    figures.append(spec(charts.competition_heatmap(tables.competition_table(samples))))
     curves = tables.training_curve_table(samples)
     if not curves.empty:
-        figures.append(charts.training_curves(curves, "any_medal"))
+        figures.append(charts.training_curves_spec(curves, "any_medal"))
     return figures
 
 
@@ -106,6 +131,17 @@ def verdicts_html(samples: pd.DataFrame) -> list[str]:
     ]
 
 
+def step_tests_html(samples: pd.DataFrame) -> list[str]:
+    """The Training tab's paired test, for each curve its last checkpoint against its first."""
+    from sandmle.leaderboard import curves
+
+    table = curves.first_against_last(samples)
+    if table.empty:
+        return []
+    title = "Training: each curve's last checkpoint against its first (any medal, paired test)"
+    return [f"<h2>{title}</h2>", _table_html(table)]
+
+
 def references_html() -> list[str]:
     """Published results, as in the app: reported, not reproduced."""
     from sandmle.leaderboard import references as refs
@@ -121,6 +157,8 @@ def report_html(loaded: LoadedLogs, log_dirs: Sequence[str | Path]) -> str:
     """The whole report as one HTML page."""
     table = tables.leaderboard_table(loaded.samples)
     figures = report_figures(table, loaded.samples)
+    grid, keys = tables.sample_grid(loaded.samples), sample_keys(loaded.samples)
+    columns = list(grid.columns)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     dirs = ", ".join(html.escape(str(d)) for d in log_dirs)
     skipped = "".join(
@@ -152,13 +190,21 @@ def report_html(loaded: LoadedLogs, log_dirs: Sequence[str | Path]) -> str:
         *references_html(),
         "<h2>Charts</h2>",
         *("<div class='main-fig plotly-graph-div'></div>" for _ in figures),
+        *step_tests_html(loaded.samples),
         "<h2>Drop from each model's best scaffold (any medal, points)</h2>",
         *_generalization_html(table, loaded.samples),
         f"<h2>Samples</h2><p class='note'>{len(loaded.samples)} sample-epochs. Click a row to "
         "explain it: score strip, search tree, each node's code and failure, transcript.</p>",
-        grid_html(loaded.samples),
+        grid_html(grid, keys),
         "<div id='detail'><p class='note'>No sample chosen.</p></div>",
-        payload_html(figures, loaded.samples),
+        payload_html(
+            figures,
+            app_template(),
+            loaded.samples,
+            keys,
+            [columns.index(c) for c in ("model", "scaffold", "competition", "epoch")],
+            columns.index("competition"),
+        ),  # fmt: skip
         "</body></html>",
     ]
     return "\n".join(parts)

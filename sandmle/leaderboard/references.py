@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, Field, HttpUrl, ValidationError
+from pydantic import BaseModel, Field, HttpUrl, ValidationError, model_validator
 
 from sandmle.errors import SandmleError
 
 REFERENCES_FILE = Path(__file__).with_name("references.yaml")
 STATUS = "reported, not reproduced"
-COLUMNS = ["name", "benchmark", "Any medal %", "status", "source", "url"]
+COLUMNS = ["name", "benchmark", "Any medal %", "Valid %", "status", "source", "url"]
 
 
 class ReferenceRow(BaseModel):
@@ -30,12 +30,20 @@ class ReferenceRow(BaseModel):
     """The agent scaffold as the source names it."""
     benchmark: str
     """The benchmark, with its size: published numbers are rarely on sandmle's tasks."""
-    any_medal: float = Field(ge=0, le=100)
-    """Any-medal rate in percent, as printed in the source."""
+    any_medal: float | None = Field(default=None, ge=0, le=100)
+    """Any-medal rate in percent, as printed in the source (None: the source gives none)."""
+    valid_submission: float | None = Field(default=None, ge=0, le=100)
+    """Valid-submission rate in percent, where the source prints one."""
     source: str
     """Where the number is printed (paper, section or table)."""
     url: HttpUrl
     """A link to the source."""
+
+    @model_validator(mode="after")
+    def _has_a_figure(self) -> ReferenceRow:
+        if self.any_medal is None and self.valid_submission is None:
+            raise ValueError(f"{self.name}: give any_medal or valid_submission (a figure)")
+        return self
 
 
 class References(BaseModel):
@@ -60,8 +68,20 @@ def reference_table(references: References) -> pd.DataFrame:
     """The rows as the app and the export show them, each marked ``STATUS``."""
     return pd.DataFrame(
         [
-            [r.name, r.benchmark, f"{r.any_medal:.1f}", STATUS, r.source, str(r.url)]
+            [
+                r.name,
+                r.benchmark,
+                _percent(r.any_medal),
+                _percent(r.valid_submission),
+                STATUS,
+                r.source,
+                str(r.url),
+            ]
             for r in references.rows
         ],
         columns=COLUMNS,
     )
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"

@@ -45,30 +45,35 @@ COMPACT = ("any_medal", "valid_submission", "above_median")
 """The metrics of the default (compact) table."""
 
 
-def _metric_cells(group: pd.DataFrame, metric: str) -> dict[str, object]:
+def _metric_cells(values: np.ndarray, clusters: np.ndarray, metric: str) -> dict[str, object]:
     if metric in RATES:
-        r = stats.rate(group[metric].astype(float), group["competition_id"])
+        r = stats.rate(values, clusters)
         value, low, high = (100 * x for x in (r.value, r.low, r.high))
         text = stats.format_rate(r)
     else:
-        values = group[metric].astype(float)
         value, low, high = stats.mean_interval(values)
-        text = stats.format_mean(value, low, high, int(values.notna().sum()))
+        text = stats.format_mean(value, low, high, int((~np.isnan(values)).sum()))
     return {metric: value, f"{metric}_low": low, f"{metric}_high": high, f"{metric}_text": text}
 
 
 def _pooled(group: pd.DataFrame) -> dict[str, object]:
+    # numpy arrays, not pandas calls: this runs once per entrant (hundreds for 1,000 logs)
+    competitions = group["_competition"].to_numpy()  # integer codes (leaderboard_table)
     row: dict[str, object] = {}
     for metric in METRICS:
-        row |= _metric_cells(group, metric)
+        values = group[metric].to_numpy(dtype=float, na_value=np.nan)
+        row |= _metric_cells(values, competitions, metric)
+    counts = np.bincount(competitions)
+    counts = counts[counts > 0]
     row["n"] = len(group)
-    row["logs"] = group["log"].nunique()
-    row["competitions"] = group["competition_id"].nunique()
-    row["epochs"] = int(group.groupby("competition_id").size().max())
-    steps = group["checkpoint_step"].dropna()
-    row["checkpoint_step"] = steps.iloc[0] if steps.nunique() == 1 else np.nan
-    labels = group.get("checkpoint_label", pd.Series(dtype=object)).dropna().unique()
-    row["checkpoint_label"] = labels[0] if len(labels) == 1 else None  # base / SFT / GRPO N
+    row["logs"] = len(np.unique(group["_log"].to_numpy()))
+    row["competitions"] = len(counts)
+    row["epochs"] = int(counts.max())
+    steps = {s for s in group["checkpoint_step"].tolist() if s == s}  # s == s: not NaN
+    row["checkpoint_step"] = steps.pop() if len(steps) == 1 else np.nan
+    labels = {x for x in group.get("checkpoint_label", pd.Series(dtype=object)).tolist()
+              if x is not None and x == x}  # fmt: skip
+    row["checkpoint_label"] = labels.pop() if len(labels) == 1 else None  # base / SFT / GRPO N
     row["last_run"] = group["created"].max()
     if "entrant" in group.columns:
         row["entrant"] = group["entrant"].iloc[0]
@@ -107,9 +112,13 @@ def leaderboard_table(samples: pd.DataFrame, by: list[str] | None = None) -> pd.
         columns.append("entrant")
     if samples.empty:
         return pd.DataFrame(columns=columns)
+    coded = samples.assign(  # integer codes: per-entrant counting on text columns is slow
+        _competition=pd.factorize(samples["competition_id"])[0],
+        _log=pd.factorize(samples["log"])[0],
+    )
     rows = [
         {**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), **_pooled(g)}
-        for key, g in samples.groupby(keys, sort=False, dropna=False)
+        for key, g in coded.groupby(keys, sort=False, dropna=False)
     ]
     table = pd.DataFrame(rows)
     table["rank"] = _rank_within(samples, keys, table)
@@ -164,7 +173,7 @@ def pairwise_table(
         }
         names = _ordered(series, order)
         for a, b in zip(names, names[1:], strict=False) if adjacent else _pairs(names):
-            rows.append([benchmark, a, b, *_pair_cells(stats.compare(series[a], series[b]), a, b,
+            rows.append([benchmark, a, b, *pair_cells(stats.compare(series[a], series[b]), a, b,
                          100.0 if metric in RATES else 1.0)])  # fmt: skip
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
@@ -193,7 +202,7 @@ def _ordered(series: dict[str, pd.Series], order: list[str] | None) -> list[str]
     return sorted(series, key=lambda n: (rank.get(n, len(rank)), -float(series[n].mean()), n))
 
 
-def _pair_cells(c: stats.Comparison, a: str, b: str, scale: float) -> list[object]:
+def pair_cells(c: stats.Comparison, a: str, b: str, scale: float) -> list[object]:
     verdict = {"A better": f"{a} better", "B better": f"{b} better"}.get(c.label, c.label)
     unit, digits = (" pts", 0) if scale == 100.0 else ("", 2)  # rate points, or HumanRank
     diff = "—" if np.isnan(c.diff) else f"{scale * c.diff:+.{digits}f}{unit}"
@@ -207,19 +216,15 @@ GRID_COLUMNS = ["model", "scaffold", "competition", "epoch", "status", "score", 
 """The sample grid's columns (app drill-down and export)."""
 
 
-def _status(row: pd.Series) -> str:
-    if not row["scored"]:
-        return "error"
-    if row["any_medal"]:
-        return "medal"
-    return "valid" if row["valid_submission"] else "invalid"
+def _status(samples: pd.DataFrame) -> np.ndarray:
+    scored = samples["scored"].astype(bool)
+    medal, valid = samples["any_medal"] > 0, samples["valid_submission"] > 0
+    return np.select([~scored, medal, valid], ["error", "medal", "valid"], "invalid")
 
 
-def _medal(row: pd.Series) -> str:
-    for flag in ("gold_medal", "silver_medal", "bronze_medal"):
-        if row[flag]:
-            return flag.removesuffix("_medal")
-    return ""
+def _medal(samples: pd.DataFrame) -> np.ndarray:
+    flags = ("gold_medal", "silver_medal", "bronze_medal")
+    return np.select([samples[f] > 0 for f in flags], [f.removesuffix("_medal") for f in flags], "")
 
 
 def sample_grid(samples: pd.DataFrame) -> pd.DataFrame:
@@ -230,9 +235,9 @@ def sample_grid(samples: pd.DataFrame) -> pd.DataFrame:
             "scaffold": samples["scaffold"],
             "competition": samples["competition_id"],
             "epoch": samples["epoch"],
-            "status": samples.apply(_status, axis=1),
+            "status": _status(samples),
             "score": samples["score"],
-            "medal": samples.apply(_medal, axis=1),
+            "medal": _medal(samples),
             "invalid reason": samples["invalid_reason"].fillna(""),
             "duration s": samples["total_time"].round(1),
             "tokens": samples["tokens"],
@@ -283,7 +288,11 @@ def generalization_table(
     if table.empty:
         return pd.DataFrame(columns=["model", "best scaffold", "best", "worst", "spread"])
     wide = table.pivot_table(index="model", columns="scaffold", values=metric, aggfunc="mean")
-    best = {model: _best_scaffold(wide.loc[model], metric, samples, model) for model in wide.index}
+    means: dict[tuple, pd.Series] | None = None
+    if samples is not None and metric != "human_rank":  # per (model, scaffold), once
+        cells = samples.groupby(["model", "scaffold", "competition_id"])[metric].mean()
+        means = {k: part.droplevel([0, 1]) for k, part in cells.groupby(level=[0, 1])}  # type: ignore[misc]
+    best = {model: _best_scaffold(wide.loc[model], metric, means, model) for model in wide.index}
     summary = pd.DataFrame(
         {
             "best scaffold": pd.Series(best),
@@ -297,14 +306,14 @@ def generalization_table(
     return result.sort_values("best", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def _best_scaffold(values: pd.Series, metric: str, samples: pd.DataFrame | None, model: str) -> str:
+def _best_scaffold(
+    values: pd.Series, metric: str, means: dict[tuple, pd.Series] | None, model: str
+) -> str:
+    """``means``: per (model, scaffold), the mean ``metric`` per competition."""
     values = values.dropna()
-    if samples is not None and metric != "human_rank":
-        mine = samples[samples["model"] == model]
-        series = {
-            name: stats.per_competition(mine[mine["scaffold"] == name], metric)
-            for name in values.index
-        }
+    if means is not None:
+        empty = pd.Series(dtype=float)
+        series = {name: means.get((model, name), empty) for name in values.index}
         ranked = stats.ranks(series)
         top = sorted(name for name, r in ranked.items() if r == 1)
         shared = max((len(s) for s in series.values()), default=0)

@@ -125,6 +125,22 @@ def failure_kind(node: SearchNode) -> str | None:
     return str(stop) if stop else (node.summary.splitlines()[0] if node.summary else "buggy")
 
 
+def node_facts(node: SearchNode) -> list[tuple[str, str]]:
+    """The node's card, label and value: operator, step, metric, run time and result (in
+    full: the result names the failure, so it is never cut to a card's width)."""
+    return [
+        ("operator", node.operator),
+        ("step", str(node.step)),
+        ("metric", "—" if node.metric is None else f"{node.metric:.4g}"),
+        ("run time", "—" if node.exec_time_s is None else f"{node.exec_time_s:.1f} s"),
+        ("result", failure_kind(node) or "ok"),
+    ]
+
+
+def diff_title(parent: SearchNode, node: SearchNode) -> str:
+    return f"Diff against parent node {parent.id} ({node.operator})"
+
+
 def node_error(node: SearchNode) -> tuple[str, str] | None:
     """(kind, message) of the error a scaffold recorded on a node, in any of its shapes.
 

@@ -88,6 +88,11 @@ def test_lazy_tabs_render_from_the_address(monkeypatch: pytest.MonkeyPatch, log_
     curve = next(c for c in _charts(app) if "training" in c["layout"]["title"]["text"])
     assert _values(curve["data"][0]["x"]) == [100, 200]
     assert _values(curve["data"][0]["y"]) == [0.0, 100.0]
+    step_pair = next(d.value for d in app.dataframe if "training run" in d.value.columns)
+    assert list(step_pair.iloc[0][["A", "B", "competitions"]]) == ["step 200", "step 100", 1]
+    app.selectbox(key=app.selectbox[-1].key).select(200).run()  # step B: the same checkpoint
+    step_pair = next(d.value for d in app.dataframe if "training run" in d.value.columns)
+    assert list(step_pair.iloc[0][["A", "B"]]) == ["step 200", "step 200"]
     app = _app(monkeypatch, log_dir, view="Generalization")
     app.selectbox(key="gen_benchmark").select("synthetic").run()
     heatmap = next(c for c in _charts(app) if "scaffolds" in c["layout"]["title"]["text"])
@@ -195,7 +200,8 @@ def test_sample_drill_down_explains_the_sample(
     assert BUGGY_CODE in codes and TRACEBACK in codes  # the code as it ran: copyable
     died = md_escape("▶ line 3: ids = train['id']")
     assert any(c.value == died for c in app.caption)  # the line it died at, named
-    assert any(m.value == "KeyError" for m in app.metric)  # the failure kind, in a word
+    assert "**Result:** KeyError" in [m.value for m in app.markdown]  # the failure, in full
+    assert [m.label for m in app.metric] == ["operator", "step", "metric", "run time"]
     app.selectbox(key=picker.key).select(3).run()  # node 3 debugs node 1
     diffs = [c.value for c in app.code if c.language == "diff"]
     assert diffs and "--- node 1" in diffs[0] and "-ids = train['id']" in diffs[0]

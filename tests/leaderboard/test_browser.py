@@ -145,6 +145,6 @@ def test_drill_down_explains_a_sample(server: str, log_dir: Path) -> None:
         page.mouse.click(x, y)
         code.filter(has_text="ids = train['id']").first.wait_for(timeout=30_000)
         code.filter(has_text="KeyError: 'id'").first.wait_for(timeout=30_000)
-        page.get_by_text("KeyError", exact=True).first.wait_for(timeout=10_000)
+        page.get_by_text("Result: KeyError").first.wait_for(timeout=10_000)  # in full
         _shot(page, "sample.png")
         browser.close()

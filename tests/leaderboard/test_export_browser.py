@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from sandmle.leaderboard.drilldown import sample_key
 from sandmle.leaderboard.export import export_html
-from sandmle.leaderboard.export_drill import sample_key
 from sandmle.leaderboard.logs import load_logs
 
 from .test_browser import CHROMIUM, SCREENSHOTS, _launch, playwright
@@ -52,8 +52,15 @@ def test_export_drills_down_every_sample_offline(
         detail.get_by_text("Replies refused (3)").first.wait_for(state="attached", timeout=30_000)
         assert detail.locator(".fig.js-plotly-plot").count() == 2  # score strip and search tree
         detail.locator("details.node").first.click()
-        code = detail.locator("pre.code").filter(has_text="def broken(:")
-        assert "▶" in code.first.inner_text()
+        row = samples[samples["model"] == "sandmle/chaos"].iloc[0]  # the app's title
+        title = f"{row['model']} · {row['scaffold']} · {row['competition_id']} · epoch 1"
+        assert detail.locator("h3").inner_text() == title
+        code = detail.locator("pre.code").filter(has_text="def broken(:").first
+        assert "def broken(:" in code.locator("span.bad").inner_text()  # the line marked
+        assert "│" not in code.inner_text() and "▶" not in code.inner_text()  # copyable
+        assert detail.locator("p.note").filter(has_text="▶ line").count() >= 1  # and named
+        tree = "document.querySelector('#detail .fig.tree')._fullLayout"
+        assert page.evaluate(f"{tree}.height") < 420 and page.evaluate(f"{tree}.width") < 900
         assert "KeyError: 'n_folds'" in detail.locator("pre.trace").first.text_content()
         SCREENSHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "export-drilldown.png"), full_page=True)

@@ -22,6 +22,18 @@ def test_the_shipped_file_validates_and_cites_each_row() -> None:
     assert set(table["status"]) == {STATUS}
 
 
+def test_a_row_needs_a_figure_and_shows_dashes_for_the_others(tmp_path: Path) -> None:
+    row = "  - {name: r, model: m, scaffold: s, benchmark: b, source: p, url: 'https://x.org'"
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(f"version: 1\nrows:\n{row}}}\n")
+    with pytest.raises(SandmleError, match="not a valid reference file"):
+        load_references(bare)  # a row without any figure says nothing
+    valid_only = tmp_path / "valid.yaml"
+    valid_only.write_text(f"version: 1\nrows:\n{row}, valid_submission: 100}}\n")
+    shown = reference_table(load_references(valid_only)).iloc[0]
+    assert (shown["Any medal %"], shown["Valid %"]) == ("—", "100.0")
+
+
 def test_a_broken_file_is_a_one_line_error(tmp_path: Path) -> None:
     bad = tmp_path / "refs.yaml"
     bad.write_text("version: 1\nrows:\n  - name: x\n    any_medal: 140\n")
