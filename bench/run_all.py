@@ -57,6 +57,12 @@ FIGURES: list[tuple[str, str, list[str], str]] = [
         ["--steps", "10", "--concurrency", "1,4"],
         "per-step overhead vs in-process; episodes per minute",
     ),
+    (
+        "Ray pool",
+        "ray_pool.py",
+        ["--episodes", "4", "--sim-episodes", "32", "--overhead-episodes", "10"],
+        "episodes per minute on 1 and 2 worker nodes; simulated up to 4; overhead per episode",
+    ),
     ("leaderboard load", "leaderboard_load.py", ["--logs", "300"], "cold vs warm"),
     ("bounded grading", "bounded_grading.py", ["--runs", "10"], "capped subprocess vs in-process"),
     ("CLI start-up", "cli_import_time.py", ["--repeat", "2"], "help time per command"),

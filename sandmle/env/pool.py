@@ -140,7 +140,11 @@ class Lent:
 class RayPool:
     """The caller's side: starts the actors, lends out their episode slots, forgets the dead."""
 
-    def __init__(self, env: EnvSettings, settings: RolloutRay) -> None:
+    def __init__(
+        self, env: EnvSettings, settings: RolloutRay, host: type = EnvironmentHost
+    ) -> None:
+        """Start ``settings.actors`` actors of ``host`` (``EnvironmentHost``'s methods; the
+        benchmark's sleeping stand-in measures the pool alone) and wait until all run."""
         ray = ray_module()
         if not ray.is_initialized():
             ray.init(address=settings.address, log_to_driver=False)
@@ -156,7 +160,7 @@ class RayPool:
             options["memory"] = settings.memory_per_episode_mb * per * 1024 * 1024
         if settings.spread:
             options["scheduling_strategy"] = "SPREAD"
-        remote = ray.remote(EnvironmentHost).options(**options)
+        remote = ray.remote(host).options(**options)
         names = [f"actor-{i}" for i in range(settings.actors)]
         handles = [remote.remote(actor_settings(env, settings, n), n) for n in names]
         try:
