@@ -137,7 +137,51 @@ class Lent:
         self.alive = True
 
 
-class RayPool:
+class Lending:
+    """Episode slots over a list of actors: lent on the live actor with the most room."""
+
+    def __init__(self, actors: list[Lent], per_actor: int) -> None:
+        self.actors, self.per_actor = actors, per_actor
+        self._changed: asyncio.Condition | None = None
+        self._changed_loop: asyncio.AbstractEventLoop | None = None
+
+    def live(self) -> list[Lent]:
+        return [a for a in self.actors if a.alive]
+
+    @contextlib.asynccontextmanager
+    async def lease(self) -> AsyncIterator[Lent]:
+        """A slot on the live actor with the most room; waits while every slot is lent."""
+        changed = self._condition()
+        async with changed:
+            await changed.wait_for(lambda: self._roomiest() is not None or not self.live())
+            actor = self._roomiest()
+            if actor is None:
+                raise SandmleError("every actor of the Ray pool died: no episode can run")
+            actor.running += 1
+        try:
+            yield actor
+        finally:
+            async with changed:
+                actor.running -= 1
+                changed.notify_all()
+
+    def _condition(self) -> asyncio.Condition:
+        """The condition slots free up on, one per event loop (each run is ``asyncio.run``)."""
+        loop = asyncio.get_running_loop()
+        if self._changed is None or self._changed_loop is not loop:
+            self._changed, self._changed_loop = asyncio.Condition(), loop
+        return self._changed
+
+    def _roomiest(self) -> Lent | None:
+        room = [a for a in self.live() if a.running < self.per_actor]
+        return min(room, key=lambda a: a.running) if room else None
+
+    def lost(self, actor: Lent) -> None:
+        """Forget an actor that died (with its node): its slots are lent no more."""
+        actor.alive = False
+
+
+class RayPool(Lending):
     """The caller's side: starts the actors, lends out their episode slots, forgets the dead."""
 
     def __init__(
@@ -174,48 +218,12 @@ class RayPool:
                 f"they declare ({options['num_cpus']:g} CPUs, {settings.resources or 'no'} "
                 "custom resources each; `ray status` shows what is free)"
             ) from None
-        self.actors = [Lent(h, n, w) for h, n, w in zip(handles, names, wheres, strict=True)]
-        self._changed: asyncio.Condition | None = None
-        self._changed_loop: asyncio.AbstractEventLoop | None = None
-
-    def live(self) -> list[Lent]:
-        return [a for a in self.actors if a.alive]
+        actors = [Lent(h, n, w) for h, n, w in zip(handles, names, wheres, strict=True)]
+        super().__init__(actors, per)
 
     def states(self) -> list[dict[str, Any]]:
         """Every live actor's ``state``."""
         return list(ray_module().get([a.handle.state.remote() for a in self.live()]))
-
-    @contextlib.asynccontextmanager
-    async def lease(self) -> AsyncIterator[Lent]:
-        """A slot on the live actor with the most room; waits while every slot is lent."""
-        changed = self._condition()
-        async with changed:
-            await changed.wait_for(lambda: self._roomiest() is not None or not self.live())
-            actor = self._roomiest()
-            if actor is None:
-                raise SandmleError("every actor of the Ray pool died: no episode can run")
-            actor.running += 1
-        try:
-            yield actor
-        finally:
-            async with changed:
-                actor.running -= 1
-                changed.notify_all()
-
-    def _condition(self) -> asyncio.Condition:
-        """The condition slots free up on, one per event loop (each run is ``asyncio.run``)."""
-        loop = asyncio.get_running_loop()
-        if self._changed is None or self._changed_loop is not loop:
-            self._changed, self._changed_loop = asyncio.Condition(), loop
-        return self._changed
-
-    def _roomiest(self) -> Lent | None:
-        room = [a for a in self.live() if a.running < self.settings.episodes_per_actor]
-        return min(room, key=lambda a: a.running) if room else None
-
-    def lost(self, actor: Lent) -> None:
-        """Forget an actor that died (with its node): its slots are lent no more."""
-        actor.alive = False
 
     def shutdown(self) -> None:
         """End every actor's episodes and the actors."""
@@ -232,6 +240,13 @@ def lost_errors() -> tuple[type[BaseException], ...]:
     from ray.exceptions import NodeDiedError, RayActorError
 
     return (RayActorError, NodeDiedError)
+
+
+def task_errors() -> tuple[type[BaseException], ...]:
+    """What an actor's method raised itself (a bad task, a busy actor): the episode failed."""
+    from ray.exceptions import RayTaskError
+
+    return (RayTaskError, SandmleError)
 
 
 def ray_module() -> Any:

@@ -82,10 +82,10 @@ class ActorTransport:
     name = "ray pool"
 
     def __init__(self, actor: Any, episode_id: str) -> None:
-        from ray.exceptions import RayTaskError
+        from sandmle.env.pool import task_errors
 
         self.actor, self.episode_id = actor, episode_id
-        self.errors: tuple[type[BaseException], ...] = (RayTaskError, SandmleError)
+        self.errors = task_errors()
 
     async def reset(self, task: str) -> Observation:
         observation: Observation = await self.actor.reset.remote(self.episode_id, task=task)

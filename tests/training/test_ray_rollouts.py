@@ -12,6 +12,7 @@ Inspect worker process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import tempfile
@@ -30,7 +31,7 @@ from sandmle.training import remote
 from sandmle.training.policy_api import PolicySession
 from sandmle.training.rollouts import run_episodes
 from tests.conftest import copy_pack
-from tests.training.conftest import SCRIPT, ScriptedGenerator, assert_same_rollouts
+from tests.training.conftest import SCRIPT, SUBMIT, ScriptedGenerator, assert_same_rollouts
 
 ray = pytest.importorskip("ray", reason="needs Ray: pip install -e '.[ray]'")
 from ray.cluster_utils import Cluster  # noqa: E402
@@ -38,6 +39,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 pytestmark = pytest.mark.slow  # a cluster start (~1 min) and an Inspect worker per episode
 EPISODE = {"max_turns": 5, "limits": {"command_timeout": 30, "time_limit": 120}}
 TASKS = ["plant-watering", "bike-rentals"]
+TINY_CPU = Path(__file__).resolve().parents[2] / "sandmle" / "configs" / "train" / "tiny-cpu.yaml"
 FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 4}
 """A dead node is noticed in about 2 s instead of Ray's default 15 s."""
 
@@ -129,6 +131,54 @@ def test_an_actor_serving_other_tasks_is_refused(cluster, tokenizer, tmp_path):
     assert not session.episodes
 
 
+class SplitScript(ScriptedGenerator):
+    """Even episodes run the script (the sample submission: valid), odd ones submit at once
+    (nothing handed in): a group of two gets two rewards, so GRPO has an advantage to learn."""
+
+    async def sample(
+        self, context: list[int], max_new_tokens: int, key: str = ""
+    ) -> tuple[list[int], list[float]]:
+        episode = key.split("/")[-2]  # <seed>/<task>#<index>/turn-<n>
+        if int(episode.rpartition("#")[2]) % 2:
+            ids = self.ids(SUBMIT)[:max_new_tokens]
+            return ids, [-1.0] * len(ids)
+        return await super().sample(context, max_new_tokens, key)
+
+
+def test_grpo_trains_two_steps_on_the_pool(cluster, tiny_model, tmp_path, monkeypatch):
+    """``sandmle train grpo``'s trainer with ``backend: ray``: two optimizer steps on episodes
+    that ran on both worker nodes, a reward spread within a group (the policy's turns are
+    scripted: the tiny model's own samples would all score alike)."""
+    pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
+    from sandmle.training import grpo
+    from sandmle.training.generators import EngineClock
+
+    _, workers, root = cluster
+    config = grpo.load_grpo_config(TINY_CPU, output_dir=str(tmp_path / "out"))
+    config.model_name_or_path = str(tiny_model)
+    rollout = _settings(root, time_limit=300).model_copy(
+        update={"max_turn_tokens": 256, "parallel_sandboxes": 4}
+    )
+    config.rollout = config.rollout.model_copy(
+        update={k: getattr(rollout, k) for k in ("pack", "backend", "ray", "max_turn_tokens",
+                                                 "max_turns", "limits", "parallel_sandboxes")}
+    )  # fmt: skip
+    trainer = grpo.build_trainer(config)
+    scripted = SplitScript(trainer.processing_class, SCRIPT)
+    monkeypatch.setattr(
+        grpo, "_generation", lambda t, threads: (scripted, EngineClock(), contextlib.nullcontext())
+    )
+    trainer.train()
+    assert trainer.state.global_step == 2
+    logged = [h for h in trainer.state.log_history if "reward" in h]
+    assert len(logged) == 2 and all(h["rollout/dropped"] == 0 for h in logged)
+    assert all(h["reward_std"] > 0 for h in logged), logged
+    lines = [line for step in sorted((tmp_path / "out" / "rollouts").glob("step-*"))
+             for line in _log(step / "rank-0")]  # fmt: skip
+    assert len(lines) == 4 and all(line["error"] is None for line in lines)  # 2 a step
+    assert {line["node_id"] for line in lines} == {w.node_id for w in workers}
+
+
 class PausingGenerator(ScriptedGenerator):
     """The script, but every episode's second turn waits until ``resume`` is set: the test
     removes a node while episodes are mid-way on both."""
@@ -195,6 +245,8 @@ def test_a_node_lost_mid_run_loses_no_episode_and_leaves_no_worker(cluster, toke
         twin = next(r for r in results if r.task_id == result.task_id and r.attempts == 1)
         assert result.episode.completion_ids == twin.episode.completion_ids
     assert len(session.episodes) == len(tasks)
+    for line in log:
+        print(line["episode_id"], line["actor"], line["node_id"][:12], line["attempts"])
     gone = time.monotonic() + 30
     while any(map(_alive, pids)) and time.monotonic() < gone:
         time.sleep(0.5)
