@@ -251,3 +251,28 @@ def test_a_node_lost_mid_run_loses_no_episode_and_leaves_no_worker(cluster, toke
     while any(map(_alive, pids)) and time.monotonic() < gone:
         time.sleep(0.5)
     assert not any(map(_alive, pids)), "an episode worker of the lost node is still running"
+
+
+def test_an_actor_that_starts_reaps_what_its_predecessor_left(cluster, tmp_path):
+    """A worker a dead actor left running (recorded in its ledger) is killed, and its folder
+    removed, when an actor of that name starts again (here on whichever node has room)."""
+    import subprocess
+
+    from sandmle.env.process import Record
+
+    _, _, root = cluster
+    settings = _settings(root).model_copy(update={"ray": _settings(root).ray.model_copy(
+        update={"actors": 1, "log_dir": str(tmp_path / "logs")})})  # fmt: skip
+    ledger = tmp_path / "logs" / ".state" / "actor-0" / "episodes"
+    ledger.mkdir(parents=True)
+    workdir = tmp_path / "left-workdir"
+    (workdir / "tmp").mkdir(parents=True)
+    orphan = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    start = _start_time(orphan.pid)
+    assert start is not None
+    record = Record(pid=orphan.pid, start=start, workdir=str(workdir))
+    (ledger / "left-episode.json").write_text(record.model_dump_json(), encoding="utf-8")
+    pool = remote.ray_pool(settings)
+    assert pool.actors[0].node["reaped"] == 1
+    assert orphan.wait(timeout=30) == -9  # killed by the new actor (SIGKILL)
+    assert not workdir.exists() and not list(ledger.glob("*.json"))
