@@ -3,9 +3,9 @@ episodes on its node, placed by Ray's scheduler with the resources they declare.
 
 An ``EnvironmentHost`` actor is the environment server without the network: the same
 ``Environment`` per episode (worker process, sandbox, deadline, idle timer, reward), the same
-``Action`` in and ``Observation`` out, addressed by episode id; and whole episodes. It records
-its node (Ray's node id and the host name) on every answer's side, so a caller can say where
-each episode ran. On start an actor reaps what a previous actor of its name left (its own
+``Action`` in and ``Observation`` out, addressed by episode id; and whole episodes. It tells
+its node (Ray's node id and the host name, ``where``), so a caller can say where each episode
+ran. On start an actor reaps what a previous actor of its name left (its own
 ledger, ``<log_dir>/.state/<name>``); its episodes' workers die with it (parent-death signal),
 so a lost node leaves no sandbox behind. The caller's side (``RayPool``) starts the actors,
 lends their slots out, and forgets an actor that died so its episodes are rerun elsewhere.
@@ -91,7 +91,13 @@ class EnvironmentHost:
 
     async def whole(self, body: WholeRequest) -> WholeEpisode:
         """One whole episode of a scaffold against the caller's endpoint (``POST /episodes``)."""
-        return await Environment(self.settings, self.tasks, self.slots).whole(body)
+        env = Environment(self.settings, self.tasks, self.slots)
+        key = f"whole-{id(env)}"  # held like any episode: a shutdown ends it too
+        self.envs[key] = env
+        try:
+            return await env.whole(body)
+        finally:
+            self.envs.pop(key, None)
 
     def workers(self) -> list[int]:
         """The pids of this actor's running episode workers."""

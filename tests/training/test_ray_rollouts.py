@@ -31,7 +31,13 @@ from sandmle.training import remote
 from sandmle.training.policy_api import PolicySession
 from sandmle.training.rollouts import run_episodes
 from tests.conftest import copy_pack
-from tests.training.conftest import SCRIPT, SUBMIT, ScriptedGenerator, assert_same_rollouts
+from tests.training.conftest import (
+    SCRIPT,
+    SUBMIT,
+    ScriptedGenerator,
+    assert_same_rollouts,
+    bash_call,
+)
 
 ray = pytest.importorskip("ray", reason="needs Ray: pip install -e '.[ray]'")
 from ray.cluster_utils import Cluster  # noqa: E402
@@ -177,6 +183,27 @@ def test_grpo_trains_two_steps_on_the_pool(cluster, tiny_model, tmp_path, monkey
              for line in _log(step / "rank-0")]  # fmt: skip
     assert len(lines) == 4 and all(line["error"] is None for line in lines)  # 2 a step
     assert {line["node_id"] for line in lines} == {w.node_id for w in workers}
+
+
+def test_a_hung_sandbox_command_hits_the_episode_deadline(cluster, tokenizer, tmp_path):
+    """A command that would run for 10 minutes (its own timeout longer still): the actor's
+    deadline kills the worker and its sandbox, and the episode ends failed, unscored."""
+    _, _, root = cluster
+    settings = _settings(root, time_limit=900)
+    settings = settings.model_copy(
+        update={
+            "limits": {**settings.limits, "command_timeout": 900},
+            "ray": settings.ray.model_copy(update={"deadline_s": 60}),
+        }
+    )
+    session = PolicySession(
+        ScriptedGenerator(tokenizer, [bash_call("sleep 600")]), tokenizer, 256, 8192
+    )
+    (result,) = run_episodes(TASKS[:1], session, settings, tmp_path)
+    assert result.error is not None and "passed its deadline of 60 s" in result.error
+    assert result.attempts == 1  # the actor lives on: no rerun
+    (pool,) = remote._POOLS.values()
+    assert all(ray.get(a.handle.workers.remote()) == [] for a in pool.actors)
 
 
 class PausingGenerator(ScriptedGenerator):
