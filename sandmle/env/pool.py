@@ -228,8 +228,16 @@ class RayPool(Lending):
         super().__init__(actors, per)
 
     def states(self) -> list[dict[str, Any]]:
-        """Every live actor's ``state``."""
-        return list(ray_module().get([a.handle.state.remote() for a in self.live()]))
+        """Every live actor's ``state``; an actor found dead (since the last step) is forgotten."""
+        ray, states = ray_module(), []
+        for actor in self.live():
+            try:
+                states.append(ray.get(actor.handle.state.remote()))
+            except lost_errors():
+                self.lost(actor)
+        if not self.live():
+            raise SandmleError("every actor of the Ray pool died: no episode can run")
+        return states
 
     def shutdown(self) -> None:
         """End every actor's episodes and the actors."""
