@@ -1,12 +1,14 @@
 """GRPO's rollouts on a Ray pool (``rollout.backend: ray``) over a real multi-node cluster
 (``ray.cluster_utils.Cluster``: a head and two worker nodes, each its own raylet): the same
 training tokens, grades and rewards as in-process on a fixed policy, spread over both workers
-with the node of each recorded; a worker node removed mid-run loses no episode (each rerun once
-on the other node, each result recorded once) and leaves no episode worker alive; an actor
-whose tasks differ from the trainer's pack is refused.
+with the node of each recorded; the GRPO trainer's two steps on the pool; a worker node
+removed mid-run loses no episode (each rerun once on the other node, each result recorded
+once) and leaves no episode worker alive; a hung sandbox command ends at the actor's deadline;
+an actor that starts reaps what its predecessor left; an actor whose tasks differ from the
+trainer's pack is refused.
 
 Slow: the cluster takes about a minute to start on 2 busy cores, and each episode starts an
-Inspect worker process.
+Inspect worker process (the module: about 20 minutes).
 """
 
 from __future__ import annotations
