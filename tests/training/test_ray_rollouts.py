@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -48,6 +49,8 @@ pytestmark = pytest.mark.slow  # a cluster start (~1 min) and an Inspect worker 
 EPISODE = {"max_turns": 5, "limits": {"command_timeout": 30, "time_limit": 120}}
 TASKS = ["plant-watering", "bike-rentals"]
 TINY_CPU = Path(__file__).resolve().parents[2] / "sandmle" / "configs" / "train" / "tiny-cpu.yaml"
+LOST_NODE_EPISODES = int(os.environ.get("SANDMLE_RAY_EPISODES", "6"))
+"""Episodes of the lost-node run (``SANDMLE_RAY_EPISODES=48``: the issue's acceptance run)."""
 FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 4}
 """A dead node is noticed in about 2 s instead of Ray's default 15 s."""
 
@@ -233,7 +236,7 @@ def _alive(pid: int) -> bool:
 
 def test_a_node_lost_mid_run_loses_no_episode_and_leaves_no_worker(cluster, tokenizer, tmp_path):
     ray_cluster, workers, root = cluster
-    tasks = TASKS * 3  # six episodes, four at a time
+    tasks = TASKS * (LOST_NODE_EPISODES // 2)  # four at a time
     generator = PausingGenerator(tokenizer, SCRIPT)
     session = PolicySession(generator, tokenizer, 256, 8192)
     settings = _settings(root, time_limit=900)  # the pause is the sample's time too
@@ -266,7 +269,7 @@ def test_a_node_lost_mid_run_loses_no_episode_and_leaves_no_worker(cluster, toke
     assert all(r.error is None and r.medal["valid_submission"] == 1.0 for r in results)
     survivor = pool.actors[1].node["node_id"]
     assert {r.where["node_id"] for r in results} == {survivor}  # the lost node's answered none
-    assert sorted(r.attempts for r in results) == [1, 1, 1, 1, 2, 2]  # its two, rerun once
+    assert sorted(r.attempts for r in results) == [1] * (len(tasks) - 2) + [2, 2]  # its two
     log = _log(tmp_path)
     assert len(log) == len(tasks) and len({line["episode_id"] for line in log}) == len(tasks)
     # a rerun episode's record holds its own run's tokens once, as any other of its task
