@@ -13,12 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema  # inspect_ai's dependency
 import pytest
 import yaml
-
-jsonschema = pytest.importorskip(
-    "jsonschema", reason="needs jsonschema (mkdocs-material brings it)"
-)
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "examples" / "kuberay" / "raycluster.yaml"
