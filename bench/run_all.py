@@ -63,6 +63,12 @@ FIGURES: list[tuple[str, str, list[str], str]] = [
         ["--logs", "300"],
         "a real 24-sample log copied: export, drill-downs reachable, app warm reload",
     ),
+    (
+        "Ray pool",
+        "ray_pool.py",
+        ["--episodes", "4", "--sim-episodes", "32", "--overhead-episodes", "10"],
+        "episodes per minute on 1 and 2 worker nodes; simulated up to 4; overhead per episode",
+    ),
     ("bounded grading", "bounded_grading.py", ["--runs", "10"], "capped subprocess vs in-process"),
     ("CLI start-up", "cli_import_time.py", ["--repeat", "2"], "help time per command"),
 ]

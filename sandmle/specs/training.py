@@ -49,6 +49,36 @@ class RolloutServer(Strict):
     """The environment variable holding the server's token (a run file holds no secret)."""
 
 
+class RolloutRay(Strict):
+    """The Ray cluster GRPO's episodes run on (YAML ``rollout: ray:``): a pool of environment
+    actors placed by Ray's scheduler, each running up to ``episodes_per_actor`` episodes (one
+    worker process and sandbox each) on its node."""
+
+    address: str | None = None
+    """``ray.init``'s address: ``auto``, ``<head>:6379`` or ``ray://<head>:10001``; none joins
+    the cluster ``RAY_ADDRESS`` names, else starts a local one."""
+    actors: int = Field(default=2, ge=1)
+    """Environment actors in the pool."""
+    episodes_per_actor: int = Field(default=2, ge=1)
+    """Episodes one actor runs at once."""
+    cpus_per_episode: float = Field(default=1.0, ge=0)
+    """CPUs an actor declares per episode it may run (Ray places it where they are free)."""
+    memory_per_episode_mb: int = Field(default=0, ge=0)
+    """Memory an actor declares per episode (0: none declared)."""
+    resources: dict[str, float] = Field(default_factory=dict)
+    """Custom Ray resources each actor declares (e.g. ``{sandbox_host: 1}``)."""
+    spread: bool = True
+    """Place actors with Ray's ``SPREAD`` strategy (over as many nodes as fit)."""
+    retries: int = Field(default=2, ge=0)
+    """Times an episode whose actor or node died is run again from scratch on another actor."""
+    log_dir: str = "logs/ray-env"
+    """Where the actors write episode logs and their ledgers, on each node's disk."""
+    start_timeout_s: float = Field(default=600.0, gt=0)
+    """Seconds the actors may take to be placed and started before the run stops."""
+    deadline_s: float | None = Field(default=None, gt=0)
+    """An episode's wall-clock deadline on its actor (default: the task's time limit + 120 s)."""
+
+
 class RolloutSettings(Episode):
     """How GRPO's episodes run (YAML ``rollout:``): the episode spec, and the trainer's side."""
 
@@ -70,12 +100,14 @@ class RolloutSettings(Episode):
     log_dir: str | None = None
     """Where episode logs go; ``<output_dir>/rollouts`` when omitted (with ``backend: server``,
     the server's ``log_dir``, on its machine)."""
-    backend: Literal["in-process", "server"] = "in-process"
-    """Where episodes run: ``in-process`` (Inspect in the trainer's process) or ``server`` (an
-    environment server's step-wise API: sandboxes on another machine). On a fixed seed both
-    give the same tokens and rewards."""
+    backend: Literal["in-process", "server", "ray"] = "in-process"
+    """Where episodes run: ``in-process`` (Inspect in the trainer's process), ``server`` (an
+    environment server's step-wise API: sandboxes on another machine) or ``ray`` (a pool of
+    environment actors on a Ray cluster). On a fixed seed all give the same tokens and rewards."""
     server: RolloutServer = Field(default_factory=RolloutServer)
     """The environment server, with ``backend: server``."""
+    ray: RolloutRay = Field(default_factory=RolloutRay)
+    """The Ray pool, with ``backend: ray``."""
 
     def episode(self) -> EpisodeSpec:
         """The episode spec alone, as the eval and the teacher take it."""

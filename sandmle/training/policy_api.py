@@ -128,6 +128,10 @@ class EpisodeResult:
     error: str | None = None
     seconds: float = 0.0
     """The sample's wall time in Inspect (sandbox setup, turns, grading)."""
+    where: dict[str, Any] = field(default_factory=dict)
+    """Where it ran, on a Ray pool: the actor, Ray's node id and the host name."""
+    attempts: int = 1
+    """Runs it took: more than 1 when its actor or node died and it was rerun from scratch."""
 
 
 @dataclass

@@ -29,7 +29,7 @@ from sandmle.training.policy_api import (
     PolicyAPI,
     PolicySession,
 )
-from sandmle.training.remote import run_server_episodes
+from sandmle.training.remote import run_ray_episodes, run_server_episodes
 
 
 @solver
@@ -55,10 +55,13 @@ def run_episodes(
     task_ids: list[str], session: PolicySession, settings: RolloutSettings, log_dir: Path
 ) -> list[EpisodeResult]:
     """Run one episode per entry of ``task_ids`` (repeats allowed), in that order: in this
-    process, or on the environment server ``settings.server`` (``backend: server``, where the
-    server's ``log_dir`` holds the logs)."""
+    process, on the environment server ``settings.server`` (``backend: server``, where the
+    server's ``log_dir`` holds the logs) or on the Ray pool ``settings.ray`` (``backend: ray``:
+    the logs on the actors' nodes, under ``ray.log_dir``; here, which node ran each episode)."""
     if settings.backend == "server":
         return run_server_episodes(task_ids, session, settings)
+    if settings.backend == "ray":
+        return run_ray_episodes(task_ids, session, settings, log_dir)
     api = PolicyAPI("policy", session=session)
     model = Model(api, GenerateConfig())
     (log,) = inspect_eval(

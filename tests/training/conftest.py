@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
 import pytest
+
+from sandmle.env.rewards import total_reward
+from sandmle.specs.training import RewardSettings
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 TASKS = ("plant-watering", "bike-rentals")
@@ -61,3 +65,34 @@ SCRIPT = [
     bash_call("cp /home/data/sample_submission.csv /home/submission/submission.csv", "copy"),
     SUBMIT,
 ]
+
+
+def _same_grade(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a.keys() == b.keys() and all(
+        (math.isnan(a[k]) and math.isnan(b[k])) or a[k] == b[k] for k in a
+    )
+
+
+def assert_same_rollouts(local: list, remote: list, tasks: list[str]) -> None:
+    """Two backends' results of the same episodes: the same tokens, grades and rewards."""
+    for mine, theirs in zip(local, remote, strict=True):
+        assert mine.error is None and theirs.error is None, (mine.error, theirs.error)
+        for name in ("prompt_ids", "completion_ids", "env_mask", "logprobs", "assistant_turns"):
+            assert getattr(mine.episode, name) == getattr(theirs.episode, name), name
+        assert mine.episode.rerendered_at == theirs.episode.rerendered_at
+        assert _same_grade(mine.medal, theirs.medal), (mine.medal, theirs.medal)
+        assert mine.env_steps == theirs.env_steps
+    for results in (local, remote):
+        assert [r.task_id for r in results] == tasks
+    extra = {
+        "medal": [r.medal for r in local],
+        "assistant_turns": [r.episode.assistant_turns for r in local],
+    }
+    theirs = {
+        "medal": [r.medal for r in remote],
+        "assistant_turns": [r.episode.assistant_turns for r in remote],
+    }
+    rewards = RewardSettings()
+    assert total_reward(rewards, [""] * len(local), **extra) == total_reward(
+        rewards, [""] * len(local), **theirs
+    )

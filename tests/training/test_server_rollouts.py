@@ -10,21 +10,19 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import yaml
 
 from sandmle.env.protocol import Observation
-from sandmle.env.rewards import total_reward
 from sandmle.errors import SandmleError
-from sandmle.specs.training import RewardSettings, RolloutServer, RolloutSettings
+from sandmle.specs.training import RolloutServer, RolloutSettings
 from sandmle.training.policy_api import CUT_WHILE_GENERATING, EpisodeResult, PolicySession
 from sandmle.training.remote import _episode
 from sandmle.training.rollouts import run_episodes
 from tests.conftest import copy_pack
-from tests.training.conftest import SCRIPT, ScriptedGenerator
+from tests.training.conftest import SCRIPT, ScriptedGenerator, assert_same_rollouts
 
 pytest.importorskip("openenv.core", reason="needs the env extra: pip install -e '.[env]'")
 from tests.env.serving import Server, start_server  # noqa: E402
@@ -78,37 +76,9 @@ def _both(
     return results[0], results[1]
 
 
-def _same_grade(a: dict[str, float], b: dict[str, float]) -> bool:
-    return a.keys() == b.keys() and all(
-        (math.isnan(a[k]) and math.isnan(b[k])) or a[k] == b[k] for k in a
-    )
-
-
-def _assert_same(local: list[EpisodeResult], remote: list[EpisodeResult]) -> None:
-    for mine, theirs in zip(local, remote, strict=True):
-        assert mine.error is None and theirs.error is None, (mine.error, theirs.error)
-        for name in ("prompt_ids", "completion_ids", "env_mask", "logprobs", "assistant_turns"):
-            assert getattr(mine.episode, name) == getattr(theirs.episode, name), name
-        assert mine.episode.rerendered_at == theirs.episode.rerendered_at
-        assert _same_grade(mine.medal, theirs.medal), (mine.medal, theirs.medal)
-        assert mine.env_steps == theirs.env_steps
-    for results in (local, remote):
-        assert [r.task_id for r in results] == TASKS
-    extra = {
-        "medal": [r.medal for r in local],
-        "assistant_turns": [r.episode.assistant_turns for r in local],
-    }
-    theirs = {
-        "medal": [r.medal for r in remote],
-        "assistant_turns": [r.episode.assistant_turns for r in remote],
-    }
-    rewards = RewardSettings()
-    assert total_reward(rewards, ["", ""], **extra) == total_reward(rewards, ["", ""], **theirs)
-
-
 def test_server_rollouts_give_the_in_process_tokens_and_rewards(served, tokenizer, tmp_path):
     local, remote = _both(served, tokenizer, tmp_path, budget=8192)
-    _assert_same(local, remote)
+    assert_same_rollouts(local, remote, TASKS)
     # the script hands in the sample submission: valid, so the dense reward is not 0
     assert all(r.medal["valid_submission"] == 1.0 for r in remote)
     assert sum(r.episode.env_mask.count(1) for r in remote) > 0
@@ -123,7 +93,7 @@ def test_a_token_budget_mid_episode_ends_both_alike(served, tokenizer, tmp_path)
     (first,) = run_episodes(TASKS[:1], probe, _settings(pack), tmp_path / "probe")
     budget = len(first.episode.prompt_ids) + 12
     local, remote = _both(served, tokenizer, tmp_path, budget)
-    _assert_same(local, remote)
+    assert_same_rollouts(local, remote, TASKS)
     for result in remote:
         assert result.episode.truncated and len(result.episode.assistant_turns) == 1
         assert result.medal["valid_submission"] == 0.0  # nothing was handed in
@@ -146,24 +116,23 @@ def test_a_server_with_another_episode_spec_or_task_is_refused(served, tokenizer
 class ClockedOut:
     """A server whose episode's time limit fell while the policy generated its first turn."""
 
+    name = "environment server"
+    errors: tuple[type[BaseException], ...] = (OSError,)
+
     def __init__(self) -> None:
         self.actions: list[Any] = []
 
-    async def __aenter__(self) -> ClockedOut:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-    async def reset(self, **kwargs: Any) -> Any:
+    async def reset(self, task: str) -> Observation:
         messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
-        return SimpleNamespace(observation=Observation(messages=messages))
+        return Observation(messages=messages)
 
-    async def step(self, action: Any) -> Any:
+    async def step(self, action: Any) -> Observation:
         self.actions.append(action)
         grade = {"valid_submission": 0.0, "score": None}
-        done = Observation(done=True, reward=0.0, grade=grade, cut_waiting=True)
-        return SimpleNamespace(observation=done)
+        return Observation(done=True, reward=0.0, grade=grade, cut_waiting=True)
+
+    async def close(self) -> None:
+        return None
 
 
 def test_an_episode_the_clock_ended_mid_turn_is_not_scored(tokenizer) -> None:
