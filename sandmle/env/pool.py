@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,9 @@ from sandmle.errors import SandmleError
 from sandmle.specs.environment import EnvSettings
 from sandmle.specs.training import RolloutRay
 
+SWEEP_S = 5.0
+"""How often an actor looks for what dead workers of its node's other actors left."""
+
 
 class EnvironmentHost:
     """One actor's environments, each an episode addressed by its id (run as a Ray actor)."""
@@ -38,12 +42,25 @@ class EnvironmentHost:
         import ray
 
         self.settings, self.name = settings, name
-        self.reaped = reap(Path(settings.state_dir or Path(settings.log_dir) / ".state"))
+        self.state_dir = Path(settings.state_dir or Path(settings.log_dir) / ".state")
+        self.reaped = reap(self.state_dir)
+        self._swept = 0.0
+        self.sweep()
         self.tasks = PackTasks(settings)
         self.slots = Slots(settings.max_episodes, settings.max_waiting, settings.queue_timeout_s)
         self.envs: dict[str, Environment] = {}
         node = ray.get_runtime_context().get_node_id()
         self.node = {"actor": name, "node_id": node, "host": socket.gethostname()}
+
+    def sweep(self) -> int:
+        """Release what dead workers of this node's other actors left (a killed actor's workers
+        die with it, by the parent-death signal, and cannot unmount their sandbox quotas);
+        at most every ``SWEEP_S``. How many episodes' leftovers it released."""
+        if time.monotonic() - self._swept < SWEEP_S:
+            return 0
+        self._swept = time.monotonic()
+        others = (d for d in self.state_dir.parent.glob("actor-*") if d != self.state_dir)
+        return sum(reap(other, dead_only=True) for other in others)
 
     def where(self) -> dict[str, Any]:
         """This actor's name, Ray node id, host name and pid, and what it reaped on start."""
@@ -63,6 +80,7 @@ class EnvironmentHost:
         """Start episode ``episode_id`` (ending one of that id still running); its first
         observation."""
         await self.close(episode_id)
+        self.sweep()
         env = self.envs[episode_id] = Environment(self.settings, self.tasks, self.slots)
         try:
             observation = await env.reset(task=task, index=index, episode_id=episode_id)

@@ -58,8 +58,11 @@ class Record(BaseModel):
     workdir: str
 
 
-def reap(state_dir: Path) -> int:
-    """Kill every worker a previous host left running and remove its folder; how many."""
+def reap(state_dir: Path, dead_only: bool = False) -> int:
+    """Kill every worker a previous host left running and remove its folder; how many. With
+    ``dead_only``, leave running workers alone (another live host's) and only release what
+    dead ones left: their folders and sandbox mounts (a worker killed with its host by the
+    parent-death signal cannot unmount its own)."""
     ledger = state_dir / "episodes"
     reaped = 0
     for path in sorted(ledger.glob("*.json")) if ledger.is_dir() else []:
@@ -68,7 +71,10 @@ def reap(state_dir: Path) -> int:
         except (OSError, ValueError):
             path.unlink(missing_ok=True)
             continue
-        if _start_time(record.pid) == record.start:  # the very process we started
+        alive = _start_time(record.pid) == record.start  # the very process we started
+        if dead_only and (alive or not Path(record.workdir).exists()):
+            continue  # running, or another node's (its folder and mounts are there)
+        if alive:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(record.pid, signal.SIGKILL)
             reaped += 1
