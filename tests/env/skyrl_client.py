@@ -10,16 +10,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import skyrl_gym
+from outside_client import TURNS  # run as a script: its folder is on sys.path
 
 from sandmle.env.skyrl import register
-
-COPY = "cp /home/data/sample_submission.csv /home/submission/submission.csv"
-CALLS = [
-    ("bash", {"command": "ls /home/data"}),
-    ("bash", {"command": COPY}),
-    ("submit", {"answer": "x"}),
-]
-TURNS = [f"<tool_call>{json.dumps({'name': n, 'arguments': a})}</tool_call>" for n, a in CALLS]
 
 
 def episode(url: str, index: int) -> dict:
