@@ -125,9 +125,10 @@ def test_refused_replies_and_crash_traceback(two_dirs: tuple[str, str, list[str]
         # node 0 (the first, chosen by default): three replies that do not compile
         page.get_by_text("Replies refused (3)").wait_for(timeout=30_000)
         refused = _code_blocks(page).filter(has_text="def broken(:")
-        refused.first.wait_for(timeout=30_000)
+        refused.nth(2).wait_for(timeout=30_000)  # Streamlit draws the blocks one by one
         assert refused.count() == 3 and "▶" not in refused.first.inner_text()  # copyable code
         marked = page.get_by_test_id("stCaptionContainer").filter(has_text="▶ line")
+        marked.nth(2).wait_for(timeout=30_000)
         assert marked.count() == 3  # the line that does not compile, named below each
         assert "does not compile" in page.get_by_text("Reply 1:").first.inner_text()
         page.get_by_text("raw reply 1").first.click()
