@@ -1,7 +1,8 @@
 """Inspect logs into two tidy frames: one row per run (log) and one per sample-epoch.
 
-Reads only each log's header and its sample summaries (Inspect's own readers), never the
-transcripts, so a thousand logs load in seconds. ``LogCache`` keeps what it read keyed by
+Reads only each log's header and its sample summaries, never the transcripts: a finished log
+from the JSON it stores (``log_json``), any other through Inspect's readers, so a thousand
+logs load in seconds. ``LogCache`` keeps what it read keyed by
 path, mtime and size: a new or rewritten log is read, the others are not.
 
 A log that cannot be read, is unfinished (status other than ``success``), or was not scored
@@ -36,6 +37,7 @@ from inspect_ai.log import (
 
 from sandmle.errors import SandmleWarning
 from sandmle.harness.scorer import FLAGS, RATE_KEYS, medal_scorer
+from sandmle.leaderboard.log_json import stored_log
 from sandmle.specs.checkpoint import checkpoint_info, checkpoint_label
 
 SCORER = medal_scorer.__name__
@@ -100,26 +102,29 @@ def _args_label(name: str, args: dict[str, Any]) -> str:
     return f"{name}({', '.join(f'{k}={v}' for k, v in sorted(args.items()))})"
 
 
-def _scaffold(log: EvalLog) -> tuple[str, dict[str, Any]]:
+def _scaffold(header: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The solver's short name and passed args (the plan's last step when none was named)."""
-    spec = log.eval
-    if spec.solver:
-        return _short(spec.solver), dict(spec.solver_args_passed or spec.solver_args or {})
-    steps = log.plan.steps if log.plan else []
-    return (_short(steps[-1].solver) if steps else "default"), {}
+    spec = header["eval"]
+    if spec.get("solver"):
+        return _short(spec["solver"]), dict(
+            spec.get("solver_args_passed") or spec.get("solver_args") or {}
+        )
+    steps = (header.get("plan") or {}).get("steps") or []
+    return (_short(steps[-1].get("solver")) if steps else "default"), {}
 
 
-def _usage_tokens(usage: dict[str, Any] | None) -> int:
-    return sum(u.total_tokens for u in (usage or {}).values())
+def _usage(usage: dict[str, Any] | None, kind: str = "total_tokens") -> int:
+    return sum(int(u.get(kind) or 0) for u in (usage or {}).values())
 
 
-def _header_rates(log: EvalLog) -> dict[str, float]:
+def _header_rates(header: dict[str, Any]) -> dict[str, float]:
     rates: dict[str, float] = {}
-    for score in log.results.scores if log.results else []:
-        if score.name in RATE_KEYS:
+    for score in (header.get("results") or {}).get("scores") or []:
+        if score.get("name") in RATE_KEYS:
+            metrics = score.get("metrics") or {}
             for metric, suffix in (("mean", ""), ("stderr", "_stderr")):
-                value = score.metrics.get(metric)
-                rates[score.name + suffix] = math.nan if value is None else value.value
+                value = (metrics.get(metric) or {}).get("value")
+                rates[score["name"] + suffix] = math.nan if value is None else value
     return rates
 
 
@@ -129,81 +134,91 @@ def run_label(tags: Sequence[str] | None, run_id: str | None, eval_id: str) -> s
     return next((n for n in named if n), None) or (run_id or eval_id)[:8]
 
 
-def run_row(log: EvalLog, path: str) -> dict[str, Any]:
-    """The run row of a log header; raises ``LogSkipped`` for foreign or unfinished logs."""
-    if log.status != "success":
-        raise LogSkipped(f"unfinished log (status {log.status})")
-    spec = log.eval
-    if not any(s.name == SCORER for s in spec.scorers or []):
+def run_row(header: dict[str, Any], path: str) -> dict[str, Any]:
+    """The run row of a log header (as stored JSON); raises ``LogSkipped`` for foreign or
+    unfinished logs."""
+    if header.get("status") != "success":
+        raise LogSkipped(f"unfinished log (status {header.get('status')})")
+    spec = header["eval"]
+    if not any(s.get("name") == SCORER for s in spec.get("scorers") or []):
         raise LogSkipped(f"not a sandmle log (no {SCORER} scores)")
-    scaffold, args = _scaffold(log)
-    meta = spec.metadata or {}
-    info = checkpoint_info(spec.model, spec.model_args)
+    scaffold, args = _scaffold(header)
+    meta = spec.get("metadata") or {}
+    info = checkpoint_info(spec["model"], spec.get("model_args"))
+    results = header.get("results") or {}
     return {
         "log": path,
-        "eval_id": spec.eval_id,
-        "run_id": spec.run_id,
-        "created": pd.Timestamp(spec.created),
-        "status": log.status,
-        "model": spec.model,
+        "eval_id": spec["eval_id"],
+        "run_id": spec.get("run_id"),
+        "created": pd.Timestamp(spec["created"]),
+        "status": header["status"],
+        "model": spec["model"],
         "scaffold": _args_label(scaffold, args),
-        "benchmark": meta.get("benchmark") or _short(spec.task),
-        "run": run_label(spec.tags, spec.run_id, spec.eval_id),
+        "benchmark": meta.get("benchmark") or _short(spec["task"]),
+        "run": run_label(spec.get("tags"), spec.get("run_id"), spec["eval_id"]),
         "entrant": None,  # named once every log is read: ``entrant_labels``
         "scaffold_args": json.dumps(args, default=str),
-        "task": spec.task,
-        "task_args": json.dumps(spec.task_args_passed, default=str),
+        "task": spec["task"],
+        "task_args": json.dumps(spec.get("task_args_passed") or {}, default=str),
         "pack": meta.get("pack"),
         "pack_version": meta.get("pack_version"),
         "sandbox": meta.get("sandbox"),
-        "epochs": spec.config.epochs or 1,
-        "total_samples": log.results.total_samples if log.results else 0,
-        "completed_samples": log.results.completed_samples if log.results else 0,
+        "epochs": (spec.get("config") or {}).get("epochs") or 1,
+        "total_samples": results.get("total_samples", 0),
+        "completed_samples": results.get("completed_samples", 0),
         "checkpoint_step": info.step,
         "checkpoint_run": info.run,
         "base_model": info.base_model,
         "checkpoint_label": checkpoint_label(info),  # base / SFT / GRPO with its step
-        "tokens": _usage_tokens(log.stats.model_usage),
-        **_header_rates(log),
+        "tokens": _usage((header.get("stats") or {}).get("model_usage")),
+        **_header_rates(header),
     }
 
 
-def _score_fields(summary: EvalSampleSummary) -> dict[str, Any]:
-    score = (summary.scores or {}).get(SCORER)
-    if score is None or not isinstance(score.value, dict):
-        reason = f"not scored: {summary.error}" if summary.error else "not scored"
+def _score_fields(summary: dict[str, Any]) -> dict[str, Any]:
+    score = (summary.get("scores") or {}).get(SCORER)
+    value = score.get("value") if score else None
+    if not isinstance(value, dict):
+        error = summary.get("error")
+        reason = f"not scored: {error}" if error else "not scored"
         return {"scored": False, **dict.fromkeys(FLAGS, 0.0), "invalid_reason": reason}
-    meta = score.metadata or {}
+    meta = score.get("metadata") or {}  # type: ignore[union-attr]  # a dict: value is one
     return {
         "scored": True,
-        **{key: float(score.value.get(key, math.nan)) for key in (*FLAGS, "score", "human_rank")},
+        **{key: float(_number(value.get(key))) for key in (*FLAGS, "score", "human_rank")},
         **{key: meta.get(key) for key in (*_THRESHOLD_KEYS, "is_lower_better")},
         "invalid_reason": meta.get("invalid_reason"),
         "competition_id": meta.get("competition_id"),
     }
 
 
-def sample_row(summary: EvalSampleSummary, run: dict[str, Any]) -> dict[str, Any]:
-    """One sample-epoch's row, carrying its run's key so the frame needs no join."""
-    meta = summary.metadata or {}
+def _number(value: Any) -> Any:
+    return math.nan if value is None else value
+
+
+def sample_row(summary: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """One sample-epoch's row (from its summary as stored JSON), carrying its run's key so the
+    frame needs no join."""
+    meta = summary.get("metadata") or {}
+    usage = summary.get("model_usage")
     row = {
         key: run[key]
         for key in ("log", "created", *RUN_KEY, "entrant", "checkpoint_step", "checkpoint_label")
     }
     row |= {
         "checkpoint_run": run["checkpoint_run"],
-        "sample_id": str(summary.id),
-        "epoch": summary.epoch,
-        "competition_id": meta.get("competition_id", str(summary.id)),
+        "sample_id": str(summary["id"]),
+        "epoch": summary["epoch"],
+        "competition_id": meta.get("competition_id", str(summary["id"])),
         **{key: meta.get(key) for key in ("metric", "modality", "task_type")},
-        "tokens": _usage_tokens(summary.model_usage),
-        "input_tokens": sum(u.input_tokens for u in (summary.model_usage or {}).values()),
-        "output_tokens": sum(u.output_tokens for u in (summary.model_usage or {}).values()),
-        "total_time": summary.total_time,
-        "working_time": summary.working_time,
-        "limit": summary.limit,
-        "error": summary.error,
-        "message_count": summary.message_count,
+        "tokens": _usage(usage),
+        "input_tokens": _usage(usage, "input_tokens"),
+        "output_tokens": _usage(usage, "output_tokens"),
+        "total_time": summary.get("total_time"),
+        "working_time": summary.get("working_time"),
+        "limit": summary.get("limit"),
+        "error": summary.get("error"),
+        "message_count": summary.get("message_count"),
     }
     fields = _score_fields(summary)
     row["competition_id"] = fields.pop("competition_id", None) or row["competition_id"]
@@ -217,17 +232,42 @@ def unreadable(exc: Exception) -> str:
     return f"unreadable log ({type(exc).__name__}: {exc})"
 
 
+def _as_json(model: EvalLog | EvalSampleSummary) -> dict[str, Any]:
+    """A model Inspect's reader gave, in the shape the log stores it (``log_json``'s)."""
+    return model.model_dump(mode="json", exclude_none=True)
+
+
+def record_of(path: str, header: dict[str, Any], summaries: list[dict[str, Any]]) -> LogRecord:
+    run = run_row(header, path)
+    return LogRecord(run=run, samples=[sample_row(s, run) for s in summaries])
+
+
 async def read_log_record(path: str) -> LogRecord:
-    """Read one log's header and sample summaries; raises ``LogSkipped`` with the reason."""
+    """Read one log's header and sample summaries with Inspect's readers; raises
+    ``LogSkipped`` with the reason."""
     try:
-        header = await read_eval_log_async(path, header_only=True)
-        run = run_row(header, path)
+        header = _as_json(await read_eval_log_async(path, header_only=True))
+        run_row(header, path)  # a foreign or unfinished log: skipped before its samples
         summaries = await read_eval_log_sample_summaries_async(path)
+        return record_of(path, header, [_as_json(s) for s in summaries])
     except LogSkipped:
         raise
     except Exception as exc:  # noqa: BLE001 - any broken file is skipped, never fatal
         raise LogSkipped(unreadable(exc)) from exc
-    return LogRecord(run=run, samples=[sample_row(s, run) for s in summaries])
+
+
+def read_stored(path: str) -> LogRecord | str | None:
+    """``path``'s record from its stored JSON (``log_json``), its skip reason, or None when
+    Inspect's readers must read it."""
+    stored = stored_log(path)
+    if stored is None:
+        return None
+    try:
+        return record_of(path, *stored)
+    except LogSkipped as exc:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - an unexpected shape: Inspect's reader decides
+        return None
 
 
 async def _read_all(paths: list[str]) -> list[LogRecord | str]:
@@ -244,7 +284,15 @@ async def _read_all(paths: list[str]) -> list[LogRecord | str]:
 
 
 def read_log_records(paths: list[str]) -> list[LogRecord | str]:
-    """Records of ``paths`` (a skip reason where one is left out), read in one event loop."""
+    """Records of ``paths`` (a skip reason where one is left out): finished logs from their
+    stored JSON, the rest with Inspect's readers in one event loop."""
+    records = {path: read_stored(path) for path in paths}
+    rest = [path for path, record in records.items() if record is None]
+    read = dict(zip(rest, _read_with_inspect(rest), strict=True)) if rest else {}
+    return [records[path] or read[path] for path in paths]
+
+
+def _read_with_inspect(paths: list[str]) -> list[LogRecord | str]:
     # One loop for all files: a loop per file costs more than reading a small log.
     try:
         asyncio.get_running_loop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import pickle
@@ -111,13 +112,13 @@ def test_cache_reads_only_new_or_changed_logs(
     log_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads: list[str] = []
-    real = logs_module.read_log_record
+    real = logs_module.record_of
 
-    async def counted(path: str) -> LogRecord:
+    def counted(path: str, *stored: object) -> LogRecord:  # both readers end here
         reads.append(path)
-        return await real(path)
+        return real(path, *stored)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(logs_module, "read_log_record", counted)
+    monkeypatch.setattr(logs_module, "record_of", counted)
     cache = LogCache()
     first = cache.load([log_copy])
     assert len(reads) == 8
@@ -139,13 +140,13 @@ def test_persistent_cache_survives_a_restart(
     first = LogCache.persistent(file).load([log_copy])
     assert file.exists()
     reads: list[str] = []
-    real = logs_module.read_log_record
+    real = logs_module.record_of
 
-    async def counted(path: str) -> LogRecord:
+    def counted(path: str, *stored: object) -> LogRecord:  # both readers end here
         reads.append(path)
-        return await real(path)
+        return real(path, *stored)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(logs_module, "read_log_record", counted)
+    monkeypatch.setattr(logs_module, "record_of", counted)
     again = LogCache.persistent(file).load([log_copy])  # a new process: nothing read
     assert reads == []
     pd.testing.assert_frame_equal(again.samples, first.samples)
@@ -163,3 +164,77 @@ def test_persistent_cache_ignores_a_foreign_or_broken_file(tmp_path: Path, log_d
     file.write_bytes(pickle.dumps({"format": "old", "entries": {"x": 1}}))
     assert LogCache.persistent(file).entries == {}
     assert len(LogCache.persistent(file).load([log_dir]).runs) == 8
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, with NaN equal to NaN (rates of an empty metric)."""
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return a == b
+
+
+def _rows_equal(fast: dict, slow: dict) -> list[str]:
+    return [k for k in slow if not _same(fast.get(k), slow[k])]
+
+
+@solver
+def _errs_on_one_sample() -> Solver:
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if state.epoch == 1 and str(state.sample_id).startswith("bike"):
+            raise RuntimeError("agent crashed\n  with a two-line message")
+        return state
+
+    return solve
+
+
+def test_stored_json_gives_the_rows_inspects_readers_give(
+    log_dir: Path, chaos_log_dir: Path, pack_dir: Path, tmp_path: Path
+) -> None:
+    """The fast reader (log_json) and Inspect's readers make the same run and sample rows for
+    every test log: plain runs, checkpoints, a chaos search (refusals, crashes, long invalid
+    reasons) and a log with an errored, unscored sample."""
+    from sandmle.benchmarks.synthetic.task import synthetic
+
+    [errored] = inspect_eval(
+        synthetic(pack=str(pack_dir), epochs=2),
+        model="mockllm/model",
+        solver=_errs_on_one_sample(),
+        log_dir=str(tmp_path / "errored"),
+        display="none",
+        fail_on_error=False,
+    )
+    assert errored.samples and any(s.error for s in errored.samples)
+    paths = [
+        str(p) for d in (log_dir, chaos_log_dir, tmp_path / "errored") for p in d.rglob("*.eval")
+    ]
+    assert len(paths) == 10
+    for path in paths:
+        fast = logs_module.read_stored(path)
+        slow = asyncio.run(logs_module.read_log_record(path))
+        assert isinstance(fast, LogRecord), path  # every finished log takes the fast path
+        assert not _rows_equal(fast.run, slow.run), path
+        assert len(fast.samples) == len(slow.samples)
+        for f, s in zip(fast.samples, slow.samples, strict=True):
+            assert not _rows_equal(f, s), (path, s["sample_id"], _rows_equal(f, s))
+    samples = load_logs([tmp_path / "errored"]).samples
+    crashed = samples[samples["error"].notna()]
+    assert len(crashed) == 1 and not crashed["scored"].any()
+    assert crashed["invalid_reason"].iloc[0].startswith("not scored: RuntimeError")
+
+
+def test_finished_logs_never_wait_on_inspects_summary_reader(
+    log_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path is the one taken for finished logs; a running (or broken) one still goes
+    through Inspect's reader, which names why it is skipped."""
+
+    async def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("Inspect's summary reader was called")
+
+    monkeypatch.setattr(logs_module, "read_eval_log_sample_summaries_async", refuse)
+    loaded = load_logs([log_copy])
+    assert len(loaded.runs) == 8 and len(loaded.samples) == 14 and not loaded.skipped
+    (log_copy / "2026-01-01T00-00-00+00-00_broken_abc123.eval").write_bytes(b"PK\x03\x04 cut")
+    with pytest.warns(SkippedLogWarning, match="not a complete .eval file"):
+        loaded = load_logs([log_copy])
+    assert len(loaded.skipped) == 1 and len(loaded.runs) == 8
