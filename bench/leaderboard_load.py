@@ -11,7 +11,8 @@ intervals and paired tests (100 entrants).
 The export, as ``sandmle leaderboard export`` runs it: ``export_s`` with the log cache the app
 and earlier exports keep (the logs' summaries already read), ``export_cold_s`` with an empty
 one, ``export_cli_s`` the command's wall time (Python start-up and imports included, warm
-cache). ``drilldowns_reachable`` counts the samples whose drill-down the exported page can
+cache) and ``export_cli_cold_s`` the same command with no cache at all (a user's first
+export). ``drilldowns_reachable`` counts the samples whose drill-down the exported page can
 open (read back from the file; each body is unpacked when its row is clicked), against
 ``samples``. A drill-down is rendered once per distinct sample record, so the copies share
 theirs; ``drilldowns_new_log_s`` is what one log of new records costs (read in full, 24
@@ -134,25 +135,33 @@ def exported_keys(page: Path) -> set[str]:
     return set(index["samples"])
 
 
+def export_command(log_dir: Path, out: Path, cache_file: Path | None) -> tuple[float, float]:
+    """``sandmle leaderboard export`` as a user runs it, with the log cache in ``cache_file``
+    (a missing file: nothing read before): wall and CPU seconds."""
+    env = {**os.environ, "SANDMLE_LEADERBOARD_CACHE": str(cache_file)}
+    command = [sys.executable, "-m", "sandmle.cli", "leaderboard", "export", str(log_dir),
+               "--out", str(out)]  # fmt: skip
+    start, children = time.perf_counter(), os.times()
+    subprocess.run(command, check=True, capture_output=True, env=env)
+    wall = time.perf_counter() - start
+    after = os.times()
+    cpu = (after.children_user - children.children_user) + (
+        after.children_system - children.children_system
+    )
+    return wall, cpu
+
+
 def export_times(log_dir: Path, work: Path, cache: LogCache) -> dict[str, object]:
     """The export with the kept log cache, with an empty one, and as the command."""
     out = work / "all.html"
     start, cpu = time.perf_counter(), time.process_time()
     export_html([log_dir], out, cache)
     warm, warm_cpu = time.perf_counter() - start, time.process_time() - cpu
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     export_html([log_dir], work / "cold.html", LogCache())
-    cold = time.perf_counter() - start
-    env = {**os.environ, "SANDMLE_LEADERBOARD_CACHE": str(cache.file)}
-    command = [sys.executable, "-m", "sandmle.cli", "leaderboard", "export", str(log_dir),
-               "--out", str(work / "cli.html")]  # fmt: skip
-    start, children = time.perf_counter(), os.times()
-    subprocess.run(command, check=True, capture_output=True, env=env)
-    cli = time.perf_counter() - start
-    after = os.times()
-    cli_cpu = (after.children_user - children.children_user) + (
-        after.children_system - children.children_system
-    )
+    cold, cold_cpu = time.perf_counter() - start, time.process_time() - cpu
+    cli, cli_cpu = export_command(log_dir, work / "cli.html", cache.file)
+    cli_cold, cli_cold_cpu = export_command(log_dir, work / "cli-cold.html", work / "none.pkl")
     samples = cache.load([log_dir]).samples
     reachable = exported_keys(out) & set(sample_keys(samples))
     first = samples[samples["log"] == samples["log"].iloc[0]]  # its records never seen: read
@@ -163,8 +172,11 @@ def export_times(log_dir: Path, work: Path, cache: LogCache) -> dict[str, object
         "export_s": round(warm, 3),
         "export_cpu_s": round(warm_cpu, 3),
         "export_cold_s": round(cold, 3),
+        "export_cold_cpu_s": round(cold_cpu, 3),
         "export_cli_s": round(cli, 3),
         "export_cli_cpu_s": round(cli_cpu, 3),
+        "export_cli_cold_s": round(cli_cold, 3),
+        "export_cli_cold_cpu_s": round(cli_cold_cpu, 3),
         "export_bytes": out.stat().st_size,
         "samples": len(samples),
         "drilldowns_reachable": len(reachable),
@@ -232,7 +244,9 @@ def main() -> None:
         log_dir = work / "logs"
         make_logs(source, log_dir, args.logs)
         cache = LogCache.persistent(work / "cache.pkl")
+        cpu = time.process_time()
         cold, runs = timed(cache, log_dir)
+        cold_cpu = time.process_time() - cpu
         warm, _ = timed(cache, log_dir)
         restart, _ = timed(LogCache.persistent(work / "cache.pkl"), log_dir)
         start = time.perf_counter()
@@ -248,6 +262,7 @@ def main() -> None:
         "samples_per_log": per_log,
         "runs_loaded": runs,
         "cold_s": round(cold, 3),
+        "cold_cpu_s": round(cold_cpu, 3),
         "warm_s": round(warm, 4),
         "restart_from_disk_cache_s": round(restart, 4),
         "incremental_one_new_s": round(incremental, 4),
@@ -259,10 +274,17 @@ def main() -> None:
         "app_warm_reload_vs_inspect_view_list": round(app["app_warm_reload_s"] / view_list, 2),
         "load_avg": [round(x, 2) for x in os.getloadavg()],
         "cores": os.cpu_count(),
-        "aim": {"export_s": 10.0, "app_warm_reload_s": 2.0, "app_click_s": 1.0, "warm_s": 0.5},
+        "aim": {
+            "export_s": 10.0,
+            "export_cli_cold_s": 10.0,
+            "app_warm_reload_s": 2.0,
+            "app_click_s": 1.0,
+            "warm_s": 0.5,
+        },
     }
     result["meets_aim"] = (
         exports["export_s"] <= 10.0
+        and exports["export_cli_cold_s"] <= 10.0
         and exports["drilldowns_reachable"] == exports["samples"]
         and app["app_warm_reload_s"] <= 2.0
         and app["app_click_s"] <= 1.0
@@ -270,7 +292,8 @@ def main() -> None:
     )
     result["headline"] = (
         f"{args.logs} logs × {per_log} samples: export {exports['export_s']} s "
-        f"(empty log cache {exports['export_cold_s']} s), "
+        f"(as a first command, no cache: {exports['export_cli_cold_s']} s wall, "
+        f"{exports['export_cli_cold_cpu_s']} s CPU), "
         f"{exports['drilldowns_reachable']}/{exports['samples']} drill-downs; "
         f"app warm reload {app['app_warm_reload_s']} s"
     )

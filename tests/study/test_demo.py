@@ -127,6 +127,26 @@ def test_html_report_opens_in_chromium(demo_run: tuple[Path, str], tmp_path: Pat
         assert scaffold in text
 
 
+def test_demo_report_and_app_show_the_same_pairs_table(
+    demo_run: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's own HTML report and the app over the demo's logs: the same pairs table,
+    row for row (the export is the app, not a second opinion)."""
+    from streamlit.testing.v1 import AppTest
+
+    from sandmle.leaderboard import cli
+    from sandmle.leaderboard.export import _table_html
+
+    log_dir = demo_run[0]
+    monkeypatch.setattr(sys, "argv", [str(cli.APP_FILE), str(log_dir)])
+    app = AppTest.from_file(str(cli.APP_FILE), default_timeout=120).run()
+    assert not app.exception, app.exception
+    shown = next(d.value for d in app.dataframe if "verdict" in d.value.columns)
+    assert len(shown) == 15  # 10 entrants: every pair of the six best ranked
+    assert shown["verdict"].str.len().gt(0).all()  # one task: "too few ... to decide" each
+    assert _table_html(shown) in (log_dir / "report.html").read_text(encoding="utf-8")
+
+
 def _samples(**columns: list) -> pd.DataFrame:
     base = {
         "model": ["sandmle/heuristic", "sandmle/sample-submission"],
