@@ -14,11 +14,15 @@ Budgets: the least that gives every node (every action) its own model call. The 
 count aira-dojo's blank root as a step, so ``steps: 2`` is one node; ``max_debug_depth: 1``
 caps each buggy node's debug chain (a 135M model's every node is buggy; uncapped, one evo
 sample made 182 calls on the toy profile); ``retries: 3`` (the references' own) gives a reply
-that does not parse two more tries: SmolLM2-135M's reply to a search prompt held code that
-compiles in about 1 call of 4 (lane run of 2026-12-05), and with 2 tries MCTS made none in
-either sample. The Dojo loop runs its tool variant (MLE-Dojo's rules, actions as tool calls):
-the served model's tool parser (``smollm2_tool_parser.py``) reads its ```python habit as an
-``execute_code`` call, which MLE-Dojo's JSON-text variant has no way to.
+that does not parse two more tries. SmolLM2-135M's reply to a search prompt held code that
+compiles in about 1 call of 4 (lane run of 2026-12-05), and MCTS, with one node, made none in
+either sample twice: it gets two nodes (``steps: 3``), six tries a sample. The tool loops and
+the searches that pass sample greedily (reproducible); MCTS and evo sample as their presets do
+(0.6, top-p 0.95). The Dojo loop runs its ``sandmle`` variant (tool calls, the model's own
+sampling) at temperature 0.7 with 4 actions: at MLE-Dojo's temperature 0 (its own variants)
+the 135M model repeated the prompt's prose turn after turn and never called a tool, in 2 runs
+of 2 samples; the served model's tool parser (``smollm2_tool_parser.py``) reads its ```python
+habit as an ``execute_code`` call.
 """
 
 from __future__ import annotations
@@ -33,10 +37,12 @@ SCAFFOLDS: dict[str, dict[str, Any]] = {
     "react": {},
     "aide": {"steps": 1, "retries": 3},
     "aira_greedy": {"steps": 2, "retries": 3},
-    "aira_mcts": {"steps": 2, "max_debug_depth": 1, "retries": 3},
+    "aira_mcts": {"steps": 3, "max_debug_depth": 1, "retries": 3},
     "aira_evo": {"steps": 2, "individuals_per_generation": 1, "max_debug_depth": 1, "retries": 3},
-    "dojo": {"max_steps": 2, "variant": "mle-dojo-tools"},
+    "dojo": {"max_steps": 4, "variant": "sandmle"},
 }
+TEMPERATURE: dict[str, float] = {"dojo": 0.7}
+"""Sampling where greedy is not the scaffold's own (the rest: 0, reproducible)."""
 TOOL_LOOPS = ("react", "dojo")
 DOJO_HISTORY = "sandmle:dojo_history"
 """``sandmle.benchmarks.mle_dojo.tools.HISTORY_KEY``: the actions the Dojo loop took."""
@@ -47,6 +53,7 @@ def run(args: argparse.Namespace) -> None:
     """All scaffolds in one eval call (separate tasks, one log each)."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai import task_with
+    from inspect_ai.model import GenerateConfig
     from inspect_ai.solver import Solver
 
     import sandmle.scaffolds as scaffolds
@@ -54,12 +61,13 @@ def run(args: argparse.Namespace) -> None:
     from sandmle.benchmarks.synthetic.task import synthetic
 
     tasks = []
-    for name, solver_args in SCAFFOLDS.items():
+    for name in args.only:
         make = dojo if name == "dojo" else getattr(scaffolds, name)
-        solver: Solver = make(**solver_args)
+        solver: Solver = make(**SCAFFOLDS[name])
         task = synthetic(pack=args.pack, tasks=args.tasks, time_limit=args.time_limit)
-        tasks.append(task_with(task, solver=solver, name=f"lane-{name}"))
-    for name in SCAFFOLDS:
+        config = GenerateConfig(temperature=TEMPERATURE.get(name, 0.0), max_tokens=args.max_tokens)
+        tasks.append(task_with(task, solver=solver, name=f"lane-{name}", config=config))
+    for name in args.only:
         (args.out / name).mkdir(parents=True, exist_ok=True)
     # one eval per log folder would serialise them; one call with max_tasks runs them at once
     logs = inspect_eval(
@@ -70,8 +78,6 @@ def run(args: argparse.Namespace) -> None:
         max_tasks=len(tasks),
         max_samples=len(args.tasks.split(",")),
         max_connections=2 * len(tasks),
-        max_tokens=args.max_tokens,
-        temperature=0.0,
         message_limit=args.message_limit,
         display="plain",
         fail_on_error=False,
@@ -109,13 +115,13 @@ def parsed_replies(name: str, samples: list[Any]) -> dict[str, int]:
     }
 
 
-def check(out: Path, figures: Path) -> int:
+def check(out: Path, figures: Path, only: list[str]) -> int:
     """One JSON line per scaffold appended to ``figures``; 1 unless every one passed."""
     from inspect_ai.log import read_eval_log
     from lane import eval_summary  # bench/vllm_cpu/lane.py (this folder is on sys.path)
 
     failed = []
-    for name in SCAFFOLDS:
+    for name in only:
         summary: dict[str, Any] = {"stage": f"scaffold-{name}", **eval_summary(out / name)}
         problems = []
         if "log" in summary:
@@ -161,10 +167,15 @@ def main() -> int:
     parser.add_argument("--message-limit", type=int, default=16)
     parser.add_argument("--time-limit", type=int, default=900)
     parser.add_argument("--check-only", action="store_true")
+    parser.add_argument("--only", help="comma-separated scaffolds (default: all six)")
     args = parser.parse_args()
+    args.only = args.only.split(",") if args.only else list(SCAFFOLDS)
+    unknown = set(args.only) - set(SCAFFOLDS)
+    if unknown:
+        parser.error(f"unknown scaffold(s): {', '.join(sorted(unknown))}")
     if not args.check_only:
         run(args)
-    return check(args.out, args.figures)
+    return check(args.out, args.figures, args.only)
 
 
 if __name__ == "__main__":
