@@ -9,20 +9,31 @@ samples are too. A cell whose worker or node died is run again by Ray on another
 every node shares). Run again on the same log dir, finished cells are kept, as in-process.
 
 ``<log_dir>/ray-cells.jsonl`` gets one line per cell and run: its folder, node, host and
-outcome. Ray is imported here only: ``pip install "sandmle[ray]"``.
+outcome. A cell's samples put their sandboxes in a folder of the cell's own, recorded in a
+ledger beside the logs (``<log_dir>/.cells/``) while it runs: a cell killed with its node
+(or its worker) cannot clean up, so every cell that starts first releases what dead cells of
+its host left (their sandboxes' processes, cgroups, quota mounts and folders). Ray is imported
+here only: ``pip install "sandmle[ray]"``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import socket
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from sandmle.errors import SandmleError
+from sandmle.harness.sandbox import release_sandboxes
 from sandmle.specs.study import EvalRay, StudyConfig
 
 CELL_LOG = "ray-cells.jsonl"
+LEDGER = ".cells"
+"""Under the study's log dir: one record per running cell (host, pid, its sandboxes' folder)."""
 
 
 def cell_studies(study: StudyConfig) -> list[tuple[str, StudyConfig]]:
@@ -46,15 +57,68 @@ def cell_studies(study: StudyConfig) -> list[tuple[str, StudyConfig]]:
     return cells
 
 
-def run_cell(study: StudyConfig) -> dict[str, Any]:
-    """One cell's ``eval_set`` (on a Ray worker): whether it finished, and where it ran."""
+def run_cell(study: StudyConfig, ledger: str) -> dict[str, Any]:
+    """One cell's ``eval_set`` (on a Ray worker), its sandboxes in a folder of its own that
+    ``ledger`` records while it runs; whether it finished, where it ran, and how many dead
+    cells' leftovers it released first."""
     import ray
 
     from sandmle.study.runner import run_study
 
-    success = run_study(study, display="none")
+    swept = sweep_cells(Path(ledger))
+    work = Path(tempfile.mkdtemp(prefix="sandmle-cell-"))
+    (work / "tmp").mkdir()
+    record = Path(ledger) / f"{work.name}.cell"  # not .json: no Inspect log
+    pid = os.getpid()
+    line = {"host": socket.gethostname(), "pid": pid, "start": _start_time(pid), "work": str(work)}
+    record.write_text(json.dumps(line), encoding="utf-8")
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"], tempfile.tempdir = str(work / "tmp"), None  # the samples' sandboxes
+    try:
+        success = run_study(study, display="none")
+    finally:
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before
+        tempfile.tempdir = None
+        _release(work)
+        record.unlink(missing_ok=True)
     node = ray.get_runtime_context().get_node_id()
-    return {"success": success, "node_id": node, "host": socket.gethostname()}
+    return {"success": success, "node_id": node, "host": socket.gethostname(), "swept": swept}
+
+
+def sweep_cells(ledger: Path) -> int:
+    """Release what cells of this host whose process died left (a killed cell cannot clean
+    up); how many. A running cell's record, or another host's, is left alone."""
+    ledger.mkdir(parents=True, exist_ok=True)
+    swept = 0
+    for path in sorted(ledger.glob("*.cell")):
+        try:
+            line = json.loads(path.read_text(encoding="utf-8"))
+            host, pid, start, work = line["host"], line["pid"], line["start"], Path(line["work"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # being written, or not ours
+        if host != socket.gethostname() or _start_time(pid) == start:
+            continue
+        _release(work)
+        path.unlink(missing_ok=True)
+        swept += 1
+    return swept
+
+
+def _release(work: Path) -> None:
+    release_sandboxes(work / "tmp")  # processes left in the samples' cgroups, mounts, folders
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (tells a reused pid apart)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]
 
 
 def run_study_on_ray(study: StudyConfig, settings: EvalRay) -> bool:
@@ -73,11 +137,13 @@ def run_study_on_ray(study: StudyConfig, settings: EvalRay) -> bool:
         options["memory"] = settings.memory_per_cell_mb * 1024 * 1024
     if settings.spread:
         options["scheduling_strategy"] = "SPREAD"
-    task = ray.remote(run_cell).options(**options)
+    # a fresh worker per cell (max_calls): its model, grading server and temp folder go with it
+    task = ray.remote(max_calls=1)(run_cell).options(**options)
     cells = cell_studies(study)
-    refs = [task.remote(single) for _, single in cells]
     root = study.resolved_log_dir()
     root.mkdir(parents=True, exist_ok=True)
+    ledger = str((root / LEDGER).resolve())
+    refs = [task.remote(single, ledger) for _, single in cells]
     outcomes = []
     with (root / CELL_LOG).open("a", encoding="utf-8") as log:
         for (name, _), ref in zip(cells, refs, strict=True):

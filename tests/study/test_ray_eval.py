@@ -7,7 +7,10 @@ cell, and the eval's health read back over the cells' folders."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +177,116 @@ def test_a_profile_names_its_eval_cluster(tmp_path: Path) -> None:
         **EvalRay().model_dump(), **cluster,
     }  # fmt: skip
     assert load_profile("toy")[0].eval.backend == "local"  # the shipped profiles: in-process
+
+
+@pytest.mark.slow
+def test_a_cell_whose_node_dies_runs_again_elsewhere_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two cells (two models x a slow copying scaffold on four tasks), one on each worker node;
+    a node removed once both cells have finished two samples: its cell runs again on the
+    other node and resumes from its log, so every sample is graded once and at most the one in
+    flight at the loss runs twice."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bwrap is not installed")
+    ray = pytest.importorskip("ray", reason="needs Ray: pip install -e '.[ray]'")
+    from ray.cluster_utils import Cluster
+
+    from sandmle.study.ray_eval import CELL_LOG, LEDGER, run_study_on_ray
+    from tests.study.test_study import HERE, _pack, _results
+
+    counter = tmp_path / "runs.txt"
+    monkeypatch.setenv("SANDMLE_TEST_COUNTER", str(counter))  # the nodes' workers inherit it
+    pack = _pack(tmp_path / "pack")
+    study = StudyConfig.model_validate(
+        {
+            "name": "ray-eval-lost",
+            "models": [{"model": "mockllm/alpha"}, {"model": "mockllm/beta"}],
+            "scaffolds": [{"solver": f"{HERE / 'slow_solver.py'}@slow_copy",
+                           "args": {"delay": 3}}],
+            "benchmarks": [{"task": "synthetic", "args": {"pack": str(pack)}}],
+            "max_samples": 1,
+            "log_dir": str(tmp_path / "ray"),
+        }
+    )  # fmt: skip
+    fast_health = {"health_check_period_ms": 500, "health_check_failure_threshold": 4}
+    cluster = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 0, "_system_config": fast_health}
+    )
+    doomed, survivor = [cluster.add_node(num_cpus=1) for _ in range(2)]
+    outcome: dict[str, Any] = {}
+    try:
+        ray.init(address=cluster.address, log_to_driver=False)
+
+        def run() -> None:
+            try:
+                outcome["ok"] = run_study_on_ray(study, EvalRay(cpus_per_cell=1))
+            except BaseException as exc:  # the assertions below show it
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=run)
+        thread.start()
+
+        def runs(model: str) -> int:
+            lines = counter.read_text().splitlines() if counter.exists() else []
+            return sum(line.startswith(model) for line in lines)
+
+        deadline = time.monotonic() + 600
+        while min(runs("mockllm/alpha"), runs("mockllm/beta")) < 3:  # two done, one in flight
+            assert time.monotonic() < deadline and thread.is_alive(), outcome
+            time.sleep(0.2)
+        records = [json.loads(r.read_text()) for r in (tmp_path / "ray" / LEDGER).glob("*.cell")]
+        works = [Path(r["work"]) for r in records]
+        assert len(works) == 2 and all(w.is_dir() for w in works)  # each cell's sandboxes
+        assert _left(works)  # the samples in flight: their sandbox folders (and quota mounts)
+        cluster.remove_node(doomed)
+        thread.join(timeout=900)
+        assert not thread.is_alive() and outcome.get("ok"), outcome
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    cells = [json.loads(line) for line in (tmp_path / "ray" / CELL_LOG).read_text().splitlines()]
+    assert len(cells) == 2 and all(c["success"] and c["error"] is None for c in cells)
+    assert {c["node_id"] for c in cells} == {survivor.node_id}  # the lost node's cell: rerun
+    # the rerun released what the killed cell's sandboxes left; nothing is left of either cell
+    assert sorted(c["swept"] for c in cells) == [0, 1]
+    assert not list((tmp_path / "ray" / LEDGER).glob("*.cell")) and not _left(works)
+    results = _results(tmp_path / "ray")
+    assert len(results) == 8 and set(results.values()) == {1}  # every sample graded once
+    assert all(valid == 1.0 for (_, _, valid, _) in results), results
+    total = len(counter.read_text().splitlines())
+    assert total <= 8 + 1, total  # resumed: only the sample in flight at the loss ran again
+
+
+def _left(works: list[Path]) -> list[str]:
+    """What is left of cells' folders: the folders, and mounts (sandbox quotas) inside."""
+    mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    inside = [m for m in mounts if any(m.startswith(f"{w}/") for w in works)]
+    return [str(w) for w in works if w.exists()] + inside
+
+
+def test_a_sweep_releases_dead_cells_of_this_host_only(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    from sandmle.study.ray_eval import _start_time, sweep_cells
+
+    ledger = tmp_path / "ledger"
+    ledger.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+
+    def cell(name: str, pid: int, start: str | None, host: str = socket.gethostname()) -> Path:
+        work = tmp_path / name
+        (work / "tmp" / "sandmle-sandboxes" / "123" / "rw").mkdir(parents=True)
+        line = {"host": host, "pid": pid, "start": start, "work": str(work)}
+        (ledger / f"{name}.cell").write_text(json.dumps(line))
+        return work
+
+    gone = cell("gone", dead.pid, "1")
+    running = cell("running", os.getpid(), _start_time(os.getpid()))
+    elsewhere = cell("elsewhere", dead.pid, "1", host="another-node")
+    assert sweep_cells(ledger) == 1
+    assert not gone.exists() and not (ledger / "gone.cell").exists()
+    assert running.is_dir() and (ledger / "running.cell").exists()  # a live cell's
+    assert elsewhere.is_dir() and (ledger / "elsewhere.cell").exists()  # its node's to sweep
