@@ -318,12 +318,14 @@ class RayPool(Lending):
 
     def admit(self) -> None:
         """Lend the slots of every replacement that has started and serves what the others
-        serve; give up on one not placed within ``start_timeout_s`` (the cluster is full)."""
+        serve. One not placed yet waits for room while other actors run (a node that joins
+        gets it); with none left, it is given up after ``start_timeout_s``."""
         ray = ray_module()
         for entry in list(self.pending):
             handle, name, where, since = entry
             ready, _ = ray.wait([where], timeout=0)
-            if not ready and time.monotonic() - since < self.settings.start_timeout_s:
+            waited = time.monotonic() - since
+            if not ready and (self.live() or waited < self.settings.start_timeout_s):
                 continue
             self.pending.remove(entry)
             try:

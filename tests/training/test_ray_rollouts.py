@@ -363,6 +363,10 @@ def test_a_node_lost_mid_run_loses_no_episode_and_leaves_no_worker(cluster, toke
     generator = PausingGenerator(tokenizer, SCRIPT)
     session = PolicySession(generator, tokenizer, 256, 8192)
     settings = _settings(root, time_limit=900)  # the pause is the sample's time too
+    # the lost actor's replacement waits longer than this for room (until a node joins), yet
+    # is kept: the survivor runs meanwhile
+    patient = settings.ray.model_copy(update={"start_timeout_s": 45})
+    settings = settings.model_copy(update={"ray": patient})
     outcome: dict[str, Any] = {}
 
     def run() -> None:
