@@ -14,6 +14,10 @@ its own raylet, each with room for one environment actor) runs:
    (a lease, reset, three steps, close: the pool's own cost per episode).
 
 Usage: python bench/ray_pool.py [--episodes N] [--slots K] [--sim-episodes N] [--sleep S]
+
+``--address HOST:PORT`` runs the real episodes on a cluster already started (``ray start``, as
+docs/scale-out.md shows) instead: ``--actors`` actors of ``--slots`` each, one per worker node
+that declares ``{"sandmle_env": 1}``, and names the nodes that ran them.
 """
 
 from __future__ import annotations
@@ -125,7 +129,10 @@ def measure(env: EnvSettings, pool_settings: RolloutRay, episodes: int, host: ty
         "median_first_observation_s": round(
             statistics.median(r["first_observation"] for r in runs), 3
         ),
-        "nodes_used": len({r["node"] for r in runs}), "failed": len(failed),
+        "nodes_used": len({r["node"] for r in runs}),
+        "episodes_by_node": {n[:12]: sum(r["node"] == n for r in runs)
+                             for n in sorted({r["node"] for r in runs})},
+        "failed": len(failed),
         "first_failure": failed[0] if failed else None,
     }  # fmt: skip
 
@@ -138,12 +145,17 @@ def main() -> None:
     parser.add_argument("--sim-slots", type=int, default=4)
     parser.add_argument("--sleep", type=float, default=2.0, help="simulated seconds per episode")
     parser.add_argument("--overhead-episodes", type=int, default=30)
+    parser.add_argument("--address", help="a running cluster's head (real episodes only)")
+    parser.add_argument("--actors", type=int, default=2, help="with --address: actors to start")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-ray-"))
     for name in TASKS:
         shutil.copytree(FIXTURES / name, root / "pack" / name)
     episode = EpisodeSpec.model_validate({"max_turns": 5, "limits": {"time_limit": 300}})
     env = EnvSettings(pack=str(root / "pack"), episode=episode, log_dir=str(root / "logs"))
+    if args.address:
+        print(json.dumps(on_cluster(args, env, root)))
+        return
     sleeping = type("Sleeping", (SleepingHost,), {"share": args.sleep / 4})  # reset + 3 steps
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     results: dict[str, Any] = {"machine": "2 shared cores (other jobs running), one host"}
@@ -181,6 +193,33 @@ def main() -> None:
         cluster.shutdown()
         shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(results))
+
+
+def on_cluster(args: argparse.Namespace, env: EnvSettings, root: Path) -> dict[str, Any]:
+    """Real episodes on the running cluster at ``args.address``: the figures and the nodes."""
+    ray.init(address=args.address, log_to_driver=False)
+    try:
+        nodes = [n for n in ray.nodes() if n["Alive"]]
+        pool = RolloutRay(
+            actors=args.actors, episodes_per_actor=args.slots, resources={"sandmle_env": 1},
+            log_dir=str(root / "logs"), start_timeout_s=120,
+        )  # fmt: skip
+        figures = measure(env, pool, args.episodes, _host())
+        return {
+            "address": args.address,
+            "nodes": [
+                {
+                    "node_id": n["NodeID"][:12],
+                    "cpus": n["Resources"].get("CPU", 0),
+                    "sandmle_env": n["Resources"].get("sandmle_env", 0),
+                }
+                for n in nodes
+            ],  # fmt: skip
+            "real_episodes": figures,
+        }
+    finally:
+        ray.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _host() -> type:

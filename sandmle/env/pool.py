@@ -8,7 +8,9 @@ its node (Ray's node id and the host name, ``where``), so a caller can say where
 ran. On start an actor reaps what a previous actor of its name left (its own
 ledger, ``<log_dir>/.state/<name>``); its episodes' workers die with it (parent-death signal),
 so a lost node leaves no sandbox behind. The caller's side (``RayPool``) starts the actors,
-lends their slots out, and forgets an actor that died so its episodes are rerun elsewhere.
+lends their slots out (step-wise episodes, or whole ones: ``whole``), forgets an actor that
+died so its episodes are rerun elsewhere, and starts another in its place wherever Ray finds
+room, so the pool keeps its size.
 
 Ray is imported here only: ``pip install "sandmle[ray]"``.
 """
@@ -17,12 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
+import logging
 import os
 import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 from sandmle.env.environment import Environment, PackTasks, Slots
 from sandmle.env.process import reap
@@ -31,8 +36,11 @@ from sandmle.errors import SandmleError
 from sandmle.specs.environment import EnvSettings
 from sandmle.specs.training import RolloutRay
 
+logger = logging.getLogger(__name__)
 SWEEP_S = 5.0
 """How often an actor looks for what dead workers of its node's other actors left."""
+POLL_S = 1.0
+"""How often a lease that waits for room looks whether a replacement actor has started."""
 
 
 class EnvironmentHost:
@@ -164,23 +172,39 @@ class Lent:
 class Lending:
     """Episode slots over a list of actors: lent on the live actor with the most room."""
 
-    def __init__(self, actors: list[Lent], per_actor: int) -> None:
-        self.actors, self.per_actor = actors, per_actor
+    def __init__(self, actors: list[Lent], per_actor: int, retries: int = 0) -> None:
+        self.actors, self.per_actor, self.retries = actors, per_actor, retries
         self._changed: asyncio.Condition | None = None
         self._changed_loop: asyncio.AbstractEventLoop | None = None
 
     def live(self) -> list[Lent]:
         return [a for a in self.actors if a.alive]
 
+    def starting(self) -> int:
+        """How many replacement actors are on their way (``RayPool`` starts them)."""
+        return 0
+
+    def admit(self) -> None:
+        """Lend the slots of replacement actors that have started (``RayPool``)."""
+
+    def replace(self, actor: Lent) -> None:
+        """Start an actor in place of ``actor``, which died (``RayPool``)."""
+
     @contextlib.asynccontextmanager
     async def lease(self) -> AsyncIterator[Lent]:
-        """A slot on the live actor with the most room; waits while every slot is lent."""
+        """A slot on the live actor with the most room; waits while every slot is lent (or,
+        with every actor dead, while a replacement is on its way)."""
         changed = self._condition()
         async with changed:
-            await changed.wait_for(lambda: self._roomiest() is not None or not self.live())
-            actor = self._roomiest()
-            if actor is None:
-                raise SandmleError("every actor of the Ray pool died: no episode can run")
+            while True:
+                self.admit()
+                actor = self._roomiest()
+                if actor is not None:
+                    break
+                if not self.live() and not self.starting():
+                    raise SandmleError("every actor of the Ray pool died: no episode can run")
+                with contextlib.suppress(TimeoutError):  # a replacement is admitted on a poll
+                    await asyncio.wait_for(changed.wait(), POLL_S if self.starting() else None)
             actor.running += 1
         try:
             yield actor
@@ -201,12 +225,39 @@ class Lending:
         return min(room, key=lambda a: a.running) if room else None
 
     def lost(self, actor: Lent) -> None:
-        """Forget an actor that died (with its node): its slots are lent no more."""
-        actor.alive = False
+        """Forget an actor that died (with its node): its slots are lent no more, and another
+        is started in its place (``replace``)."""
+        if actor.alive:
+            actor.alive = False
+            self.replace(actor)
+
+    async def whole(self, body: WholeRequest) -> WholeEpisode:
+        """One whole episode (``POST /episodes`` on the pool) on the live actor with the most
+        room; run again from scratch on another actor, under the same episode id, when its
+        actor died (up to ``retries`` times; the reply holds the last run's calls only)."""
+        body = body.model_copy(
+            update={"episode_id": body.episode_id or f"whole-{uuid4().hex[:16]}"}
+        )
+        lost: list[str] = []
+        for _ in range(self.retries + 1):
+            async with self.lease() as actor:
+                try:
+                    episode: WholeEpisode = await actor.handle.whole.remote(body)
+                except lost_errors() as exc:
+                    self.lost(actor)
+                    lost.append(f"{actor.name} ({type(exc).__name__})")
+                    logger.warning("episode %s: %s died; run again", body.episode_id, actor.name)
+                    continue
+            return episode
+        raise SandmleError(
+            f"ray pool: episode {body.episode_id} lost its actor {len(lost)} times: "
+            f"{', '.join(lost)}"
+        )
 
 
 class RayPool(Lending):
-    """The caller's side: starts the actors, lends out their episode slots, forgets the dead."""
+    """The caller's side: starts the actors, lends out their episode slots, forgets the dead
+    and starts others in their place."""
 
     def __init__(
         self, env: EnvSettings, settings: RolloutRay, host: type = EnvironmentHost
@@ -229,8 +280,10 @@ class RayPool(Lending):
         if settings.spread:
             options["scheduling_strategy"] = "SPREAD"
         remote = ray.remote(host).options(**options)
-        names = [f"actor-{i}" for i in range(settings.actors)]
-        handles = [remote.remote(actor_settings(env, settings, n), n) for n in names]
+        self._start = lambda name: remote.remote(actor_settings(env, settings, name), name)
+        self._names = (f"actor-{i}" for i in itertools.count())
+        names = [next(self._names) for _ in range(settings.actors)]
+        handles = [self._start(n) for n in names]
         try:
             wheres = ray.get([h.where.remote() for h in handles], timeout=settings.start_timeout_s)
         except ray.exceptions.GetTimeoutError:
@@ -243,28 +296,82 @@ class RayPool(Lending):
                 "custom resources each; `ray status` shows what is free)"
             ) from None
         actors = [Lent(h, n, w) for h, n, w in zip(handles, names, wheres, strict=True)]
-        super().__init__(actors, per)
+        self.pending: list[tuple[Any, str, Any, float]] = []
+        """Replacement actors on their way: handle, name, their ``where`` call, when started."""
+        self.served: dict[str, Any] | None = None
+        """The first actor's episode spec and task digests: a replacement must serve the same."""
+        self.closed = False
+        super().__init__(actors, per, settings.retries)
+
+    def starting(self) -> int:
+        return len(self.pending)
+
+    def replace(self, actor: Lent) -> None:
+        """Start a new actor (a new name: its own ledger) in place of ``actor``, on whichever
+        node Ray finds room; its slots are lent once it runs (``admit``)."""
+        if self.closed:
+            return
+        name = next(self._names)
+        handle = self._start(name)
+        self.pending.append((handle, name, handle.where.remote(), time.monotonic()))
+        logger.warning("ray pool: %s died; %s starts in its place", actor.name, name)
+
+    def admit(self) -> None:
+        """Lend the slots of every replacement that has started and serves what the others
+        serve. One not placed yet waits for room while other actors run (a node that joins
+        gets it); with none left, it is given up after ``start_timeout_s``."""
+        ray = ray_module()
+        for entry in list(self.pending):
+            handle, name, where, since = entry
+            ready, _ = ray.wait([where], timeout=0)
+            waited = time.monotonic() - since
+            if not ready and (self.live() or waited < self.settings.start_timeout_s):
+                continue
+            self.pending.remove(entry)
+            try:
+                if not ready:
+                    raise SandmleError(f"not placed in {self.settings.start_timeout_s:g} s")
+                node = ray.get(where)
+                state = ray.get(handle.state.remote(), timeout=60)
+                if self.served is not None and _spec(state) != self.served:
+                    raise SandmleError("it serves another episode spec or other tasks")
+            except (*lost_errors(), *task_errors(), ray.exceptions.GetTimeoutError) as exc:
+                logger.warning("ray pool: replacement %s dropped: %s", name, exc)
+                ray.kill(handle)
+                continue
+            self.actors.append(Lent(handle, name, node))
 
     def states(self) -> list[dict[str, Any]]:
-        """Every live actor's ``state``; an actor found dead (since the last step) is forgotten."""
+        """Every live actor's ``state``; an actor found dead (since the last step) is forgotten
+        (and replaced)."""
         ray, states = ray_module(), []
+        self.admit()
         for actor in self.live():
             try:
                 states.append(ray.get(actor.handle.state.remote()))
             except lost_errors():
                 self.lost(actor)
-        if not self.live():
+        if not self.live() and not self.pending:
             raise SandmleError("every actor of the Ray pool died: no episode can run")
+        if states and self.served is None:
+            self.served = _spec(states[0])
         return states
 
     def shutdown(self) -> None:
-        """End every actor's episodes and the actors."""
+        """End every actor's episodes and the actors (replacements on their way too)."""
         ray = ray_module()
+        self.closed = True
         for actor in self.live():
             with contextlib.suppress(Exception):
                 ray.get(actor.handle.shutdown.remote(), timeout=30)
             ray.kill(actor.handle)
             actor.alive = False
+        while self.pending:
+            ray.kill(self.pending.pop()[0])
+
+
+def _spec(state: dict[str, Any]) -> dict[str, Any]:
+    return {k: state.get(k) for k in ("episode", "task_digests")}
 
 
 def lost_errors() -> tuple[type[BaseException], ...]:

@@ -19,7 +19,7 @@ from sandmle.errors import SandmleError
 from sandmle.specs.benchmarks import ALIASES, Alias
 from sandmle.specs.episode import EpisodeSpec
 from sandmle.specs.files import Strict, load_file, merge, read_chain
-from sandmle.specs.study import ScaffoldEntry
+from sandmle.specs.study import EvalRay, ScaffoldEntry
 from sandmle.specs.training import Episode, GRPORunFile, Keep, RewardMode, Teacher
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
@@ -120,6 +120,11 @@ class EvalStage(Strict):
     max_samples: int | None = 2
     max_tasks: int | None = 2
     limit: int | None = None
+    backend: Literal["local", "ray"] = "local"
+    """``local``: Inspect's ``eval_set`` over the whole matrix on this machine; ``ray``: each
+    (model, benchmark, scaffold) cell on a node of the Ray cluster ``ray`` names, in a folder
+    of its own under ``<out>/eval`` (which every node must share)."""
+    ray: EvalRay = Field(default_factory=EvalRay)
 
     @field_validator("generate")
     @classmethod

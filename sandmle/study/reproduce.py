@@ -427,7 +427,12 @@ def stage_eval(run: Run) -> dict[str, Any]:
     tasks = study_tasks(study)
     total = sample_count(study, tasks)
     with ProgressLines(run.path("eval"), total, run.console, enabled=not run.console.is_terminal):
-        ok = run_study(study, display=display(), tasks=tasks)
+        if run.profile.eval.backend == "ray":
+            from sandmle.study.ray_eval import run_study_on_ray
+
+            ok = run_study_on_ray(study, run.profile.eval.ray)
+        else:
+            ok = run_study(study, display=display(), tasks=tasks)
     health = eval_health(run.path("eval"))
     return {"success": ok, "cells": cells, **health, "log_dir": str(run.path("eval"))}
 

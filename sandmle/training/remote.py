@@ -218,7 +218,9 @@ def ray_pool(settings: RolloutSettings) -> Any:
         log_dir=settings.ray.log_dir,
     )  # fmt: skip
     key = json.dumps([env.model_dump(mode="json"), settings.ray.model_dump(mode="json")])
-    if key not in _POOLS or not _POOLS[key].live():
+    if key in _POOLS and not _POOLS[key].live() and not _POOLS[key].starting():
+        _POOLS.pop(key).shutdown()  # every actor died, none on its way: start anew
+    if key not in _POOLS:
         _POOLS[key] = RayPool(env, settings.ray)
     return _POOLS[key]
 

@@ -1,14 +1,16 @@
 """GRPO's rollouts on a Ray pool (``rollout.backend: ray``) over a real multi-node cluster
 (``ray.cluster_utils.Cluster``: a head and two worker nodes, each its own raylet): the same
 training tokens, grades and rewards as in-process on a fixed policy, spread over both workers
-with the node of each recorded; the GRPO trainer's two steps on the pool; a worker node
-removed mid-run loses no episode (each rerun once on the other node, each result recorded
-once) and leaves no episode worker alive; a hung sandbox command ends at the actor's deadline;
-an actor that starts reaps what its predecessor left; an actor whose tasks differ from the
-trainer's pack is refused.
+with the node of each recorded; a whole AIDE episode on the pool against an OpenAI-compatible
+endpoint, graded as its Inspect log; the GRPO trainer's two steps on the pool, with a scripted
+policy and with the tiny model's own samples; a killed actor replaced; a worker node removed
+mid-run loses no episode (each rerun once on the other node, each result recorded once),
+leaves no episode worker, folder or quota mount, and its actor is replaced on a node that
+joins; a hung sandbox command ends at the actor's deadline; an actor that starts reaps what its
+predecessor left; an actor whose tasks differ from the trainer's pack is refused.
 
 Slow: the cluster takes about a minute to start on 2 busy cores, and each episode starts an
-Inspect worker process (the module: about 20 minutes).
+Inspect worker process (the module: about 10 minutes).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -29,6 +32,7 @@ import pytest
 
 from sandmle.env.process import _start_time, _zombie
 from sandmle.errors import SandmleError
+from sandmle.harness.sandbox._isolation import host_isolation
 from sandmle.specs.training import RolloutRay, RolloutSettings
 from sandmle.training import remote
 from sandmle.training.policy_api import PolicySession
@@ -190,6 +194,77 @@ def test_grpo_trains_two_steps_on_the_pool(cluster, tiny_model, tmp_path, monkey
     assert {line["node_id"] for line in lines} == {w.node_id for w in workers}
 
 
+def test_a_whole_episode_runs_on_the_pool_graded_as_its_inspect_log(cluster, tmp_path):
+    """``RayPool.whole``: a search scaffold's whole episode (AIDE, two steps) on an actor,
+    against an OpenAI-compatible endpoint over the heuristic policy, as ``POST /episodes``:
+    every model call comes back with its tokens, the grade is the Inspect log's medal scorer
+    value, and the reward is the training reward of that grade."""
+    pytest.importorskip("fastapi", reason="needs the env extra: pip install -e '.[env]'")
+    from inspect_ai.log import read_eval_log
+
+    from sandmle.env.protocol import EndpointModel, WholeRequest
+    from sandmle.env.rewards import total_reward
+    from sandmle.specs.training import RewardSettings
+    from tests.env.openai_endpoint import serving
+
+    _, workers, root = cluster
+    pool = remote.ray_pool(_settings(root, time_limit=600))
+    with serving() as (base_url, endpoint):
+        model = EndpointModel(base_url=base_url, name="heuristic", token_ids=True)
+        body = WholeRequest(task=TASKS[0], scaffold="aide", scaffold_args={"steps": 2}, model=model)
+        reply = asyncio.run(pool.whole(body))
+        asked = list(endpoint.requests)
+    assert reply.error is None and reply.scaffold == "aide" and reply.task == TASKS[0], reply.error
+    assert reply.episode_id.startswith("whole-")
+    assert len(reply.calls) == len(asked) >= 2  # every call the scaffold made, with its tokens
+    assert all(len(c.token_ids or []) == len(c.logprobs or []) > 0 for c in reply.calls)
+    log = read_eval_log(reply.log)
+    (sample,) = log.samples or []
+    value = sample.scores["medal_scorer"].value
+    grade = {k: math.nan if v is None else v for k, v in reply.grade.items()}
+    assert grade.keys() == value.keys()
+    assert all(grade[k] == value[k] or (math.isnan(grade[k]) and math.isnan(value[k]))
+               for k in grade)  # fmt: skip
+    assert grade["valid_submission"] == 1.0
+    turns = [[c.reply.get("content") or "" for c in reply.calls]]
+    expected = total_reward(RewardSettings(), [""], medal=[grade], assistant_turns=turns)
+    assert reply.reward == pytest.approx(expected[0])
+    assert sum(1 for e in sample.events if e.event == "model") == len(reply.calls)
+    assert str(Path(reply.log)).startswith(str(root / "logs"))  # the actors' log dir
+    assert all(ray.get(a.handle.workers.remote()) == [] for a in pool.live())  # slot freed
+
+
+def test_grpo_trains_the_tiny_models_own_samples_on_the_pool(cluster, tmp_path_factory):
+    """The acceptance run: ``sandmle train grpo``'s trainer with ``backend: ray``, the tiny
+    model sampling its own turns (warm-started, as the learning test's, to hand in the sample
+    submission in about 3 episodes of 10): two optimizer steps on episodes run on both worker
+    nodes, the rewards of a group spread on some step."""
+    pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
+    from sandmle.training.grpo import build_trainer, load_grpo_config
+    from sandmle.training.learning_curve import CONFIG, warm_model
+
+    _, workers, root = cluster
+    work = tmp_path_factory.mktemp("own")
+    model = warm_model(work / "warm-model", str(root / "pack"))
+    config = load_grpo_config(CONFIG, output_dir=str(work / "out"))
+    config.model_name_or_path = str(model)
+    pool = _settings(root).ray
+    config.rollout = config.rollout.model_copy(
+        update={"pack": str(root / "pack"), "backend": "ray", "ray": pool}
+    )
+    trainer = build_trainer(config)
+    trainer.train()
+    assert trainer.state.global_step == 2
+    logged = [h for h in trainer.state.log_history if "reward" in h]
+    print("own-sampling steps:", [(h["reward"], h["reward_std"]) for h in logged])
+    assert len(logged) == 2 and all(h["rollout/dropped"] == 0 for h in logged), logged
+    assert any(h["reward_std"] > 0 for h in logged), logged
+    lines = [line for step in sorted((work / "out" / "rollouts").glob("step-*"))
+             for line in _log(step / "rank-0")]  # fmt: skip
+    assert len(lines) == 16 and all(line["error"] is None for line in lines)  # 8 a step
+    assert {line["node_id"] for line in lines} == {w.node_id for w in workers}
+
+
 def test_a_hung_sandbox_command_hits_the_episode_deadline(cluster, tokenizer, tmp_path):
     """A command that would run for 10 minutes (its own timeout longer still): the actor's
     deadline kills the worker and its sandbox, and the episode ends failed, unscored."""
@@ -234,12 +309,64 @@ def _alive(pid: int) -> bool:
     return _start_time(pid) is not None and not _zombie(pid)
 
 
+def _await_full(pool: Any, size: int, timeout_s: float = 300) -> None:
+    """Wait until the pool lends slots on ``size`` live actors (its replacements admitted)."""
+    deadline = time.monotonic() + timeout_s
+    while len(pool.live()) < size and time.monotonic() < deadline:
+        pool.admit()
+        time.sleep(0.5)
+    assert len(pool.live()) == size, [(a.name, a.alive) for a in pool.actors]
+
+
+def test_a_killed_actor_is_replaced_and_the_pool_keeps_its_size(cluster, tokenizer, tmp_path):
+    """An actor killed (``ray.kill``) between runs: the next run finds it dead, starts another
+    in its place (on the node whose room the dead one freed), and the run after uses both."""
+    _, _, root = cluster
+    settings = _settings(root)
+    pool = remote.ray_pool(settings)
+    victim, survivor = pool.actors
+    ray.kill(victim.handle)
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(victim.handle.where.remote(), timeout=60)
+    session = PolicySession(ScriptedGenerator(tokenizer, SCRIPT), tokenizer, 256, 8192)
+    first = run_episodes(TASKS * 2, session, settings, tmp_path / "first")
+    assert all(r.error is None for r in first), [r.error for r in first]
+    _await_full(pool, 2)
+    (new,) = [a for a in pool.live() if a is not survivor]
+    assert new.name == "actor-2" and not victim.alive
+    assert new.node["node_id"] == victim.node["node_id"]  # the only node with room
+    assert remote.ray_pool(settings) is pool  # the same pool, its size kept
+    session = PolicySession(ScriptedGenerator(tokenizer, SCRIPT), tokenizer, 256, 8192)
+    again = run_episodes(TASKS * 2, session, settings, tmp_path / "again")
+    assert all(r.error is None and r.attempts == 1 for r in again)
+    assert {r.where["actor"] for r in again} == {survivor.name, new.name}
+
+
+def _ledger_workdirs(settings: RolloutSettings, actor: str) -> list[Path]:
+    from sandmle.env.process import Record
+
+    ledger = Path(settings.ray.log_dir) / ".state" / actor / "episodes"
+    records = (Record.model_validate_json(p.read_text()) for p in ledger.glob("*.json"))
+    return [Path(r.workdir) for r in records]
+
+
+def _left(workdirs: list[Path]) -> list[str]:
+    """What is left of episode folders: the folders, and mounts (sandbox quotas) inside."""
+    mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    inside = [m for m in mounts if any(m.startswith(f"{w}/") for w in workdirs)]
+    return [str(w) for w in workdirs if w.exists()] + inside
+
+
 def test_a_node_lost_mid_run_loses_no_episode_and_leaves_no_worker(cluster, tokenizer, tmp_path):
     ray_cluster, workers, root = cluster
     tasks = TASKS * (LOST_NODE_EPISODES // 2)  # four at a time
     generator = PausingGenerator(tokenizer, SCRIPT)
     session = PolicySession(generator, tokenizer, 256, 8192)
     settings = _settings(root, time_limit=900)  # the pause is the sample's time too
+    # the lost actor's replacement waits longer than this for room (until a node joins), yet
+    # is kept: the survivor runs meanwhile
+    patient = settings.ray.model_copy(update={"start_timeout_s": 45})
+    settings = settings.model_copy(update={"ray": patient})
     outcome: dict[str, Any] = {}
 
     def run() -> None:
@@ -258,6 +385,11 @@ def test_a_node_lost_mid_run_loses_no_episode_and_leaves_no_worker(cluster, toke
     doomed = pool.actors[0]
     pids = ray.get(doomed.handle.workers.remote())
     assert len(pids) == 2 and all(map(_alive, pids))
+    workdirs = _ledger_workdirs(settings, doomed.name)
+    assert len(workdirs) == 2 and all(w.is_dir() for w in workdirs)  # its episodes' folders
+    mounts = [m for m in _left(workdirs) if Path(m) not in workdirs]
+    if host_isolation().disk_quota:  # root: each sandbox's quota tmpfs is mounted in there
+        assert len(mounts) >= 2, mounts
     (node,) = [w for w in workers if w.node_id == doomed.node["node_id"]]
     ray_cluster.remove_node(node)
     generator.resume.set()
@@ -283,6 +415,23 @@ def test_a_node_lost_mid_run_loses_no_episode_and_leaves_no_worker(cluster, toke
     while any(map(_alive, pids)) and time.monotonic() < gone:
         time.sleep(0.5)
     assert not any(map(_alive, pids)), "an episode worker of the lost node is still running"
+
+    # a node that joins gets the lost actor's replacement; the pool is back to its size
+    joined = ray_cluster.add_node(num_cpus=2, resources={"sandmle_env": 1})
+    workers[workers.index(node)] = joined  # the module's later tests see the cluster as it is
+    _await_full(pool, 2)
+    (new,) = [a for a in pool.live() if a.node["node_id"] != survivor]
+    assert new.node["node_id"] == joined.node_id and new.name == "actor-2"
+    session = PolicySession(ScriptedGenerator(tokenizer, SCRIPT), tokenizer, 256, 8192)
+    after = run_episodes(TASKS, session, settings, tmp_path / "after")
+    assert all(r.error is None and r.attempts == 1 for r in after)
+    assert {r.where["node_id"] for r in after} == {survivor, joined.node_id}
+    # the lost node's sandboxes left nothing: their folders and quota mounts were released
+    # (by the sweep of the actors on this host: the lost workers could not unmount them)
+    gone = time.monotonic() + 30
+    while _left(workdirs) and time.monotonic() < gone:
+        time.sleep(0.5)
+    assert not _left(workdirs), _left(workdirs)
 
 
 def test_an_actor_that_starts_reaps_what_its_predecessor_left(cluster, tmp_path):

@@ -15,7 +15,7 @@ import pytest
 
 from sandmle.env import pool as pool_module
 from sandmle.env.pool import Lending, Lent
-from sandmle.env.protocol import Action, Observation
+from sandmle.env.protocol import Action, EndpointModel, Observation, WholeEpisode, WholeRequest
 from sandmle.errors import SandmleError
 from sandmle.training import remote
 from sandmle.training.policy_api import Episode
@@ -138,3 +138,72 @@ def test_episode_ids_are_stable_and_in_the_environment_alphabet() -> None:
         "seed-0/step-4/rank-0", "a-task-with-a-very-long-name-indeed#7" * 2
     )
     assert all(EPISODE_ID.match(i) for i in (short, long))
+
+
+class Replacing(Lending):
+    """A pool that starts a stand-in in place of a dead actor, as ``RayPool`` starts a Ray
+    actor: it runs (its slots are lent) from its ``polls``-th look on."""
+
+    def __init__(self, actors: list[Actor], per_actor: int = 2, polls: int = 3) -> None:
+        super().__init__([Lent(a, a.name, {"actor": a.name, "node_id": a.name, "host": "h"})
+                          for a in actors], per_actor, retries=1)  # fmt: skip
+        self.polls, self.looks = polls, 0
+        self.pending: list[Actor] = []
+
+    def starting(self) -> int:
+        return len(self.pending)
+
+    def replace(self, actor: Lent) -> None:
+        self.pending.append(Actor(f"{actor.name}-new"))
+
+    def admit(self) -> None:
+        self.looks += 1
+        if self.pending and self.looks >= self.polls:
+            new = self.pending.pop()
+            self.actors.append(
+                Lent(new, new.name, {"actor": new.name, "node_id": "n", "host": "h"})
+            )
+
+
+def test_a_dead_actor_is_replaced_and_its_episode_waits_for_the_new_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pool's only actor dies mid-episode: the rerun waits while its replacement starts
+    (not 'every actor died'), runs there, and the pool is back to one live actor."""
+    monkeypatch.setattr(pool_module, "POLL_S", 0.01)
+    pool, session = Replacing([Actor("a", dies_at=1)], polls=4), Session()
+    result = asyncio.run(remote.pool_episode(pool, session, "plant-watering", 0, retries=1))
+    assert result.error is None and result.attempts == 2 and result.where["actor"] == "a-new"
+    assert [a.name for a in pool.live()] == ["a-new"] and not pool.pending
+    assert pool.looks >= 4  # it waited for the replacement's start
+
+
+class WholeActor(Actor):
+    """An actor that runs whole episodes; it dies in its first one when ``dies_at`` is set."""
+
+    def __init__(self, name: str, dies_at: int | None = None) -> None:
+        super().__init__(name, dies_at)
+        self.whole = Call(self._whole)
+        self.asked: list[WholeRequest] = []
+
+    async def _whole(self, body: WholeRequest) -> WholeEpisode:
+        self.asked.append(body)
+        if self.dies_at is not None:
+            raise Died(f"{self.name} died")
+        assert body.episode_id is not None
+        return WholeEpisode(episode_id=body.episode_id, task="plant-watering", scaffold="aide")
+
+
+def test_a_whole_episode_whose_actor_dies_runs_again_under_its_id() -> None:
+    doomed, spare = WholeActor("a", dies_at=1), WholeActor("b")
+    pool = Replacing([doomed, spare], polls=10**9)
+    model = EndpointModel(base_url="http://127.0.0.1:1/v1", name="m")
+    reply = asyncio.run(pool.whole(WholeRequest(model=model)))
+    assert len(doomed.asked) == len(spare.asked) == 1
+    assert doomed.asked[0].episode_id == spare.asked[0].episode_id == reply.episode_id
+    assert reply.episode_id.startswith("whole-") and [a.name for a in pool.live()] == ["b"]
+    assert len(pool.pending) == 1  # the dead one's replacement is on its way
+    alone = Replacing([WholeActor("c", dies_at=1)], polls=10**9)
+    alone.retries = 0
+    with pytest.raises(SandmleError, match=r"episode e-1 lost its actor 1 times: c \(Died\)"):
+        asyncio.run(alone.whole(WholeRequest(model=model, episode_id="e-1")))
