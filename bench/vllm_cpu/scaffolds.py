@@ -41,8 +41,12 @@ SCAFFOLDS: dict[str, dict[str, Any]] = {
     "aira_evo": {"steps": 2, "individuals_per_generation": 1, "max_debug_depth": 1, "retries": 3},
     "dojo": {"max_steps": 4, "variant": "sandmle"},
 }
-TEMPERATURE: dict[str, float] = {"dojo": 0.7}
+TEMPERATURE: dict[str, float] = {"dojo": 1.0}
 """Sampling where greedy is not the scaffold's own (the rest: 0, reproducible)."""
+EPOCHS: dict[str, int] = {"dojo": 3}
+"""The Dojo loop's later turns copy its first (the 135M model's habit): what counts is how many
+first turns it draws, so it gets three of each task, three turns each (6 messages)."""
+MESSAGE_LIMIT: dict[str, int] = {"dojo": 6}
 TOOL_LOOPS = ("react", "dojo")
 DOJO_HISTORY = "sandmle:dojo_history"
 """``sandmle.benchmarks.mle_dojo.tools.HISTORY_KEY``: the actions the Dojo loop took."""
@@ -66,7 +70,16 @@ def run(args: argparse.Namespace) -> None:
         solver: Solver = make(**SCAFFOLDS[name])
         task = synthetic(pack=args.pack, tasks=args.tasks, time_limit=args.time_limit)
         config = GenerateConfig(temperature=TEMPERATURE.get(name, 0.0), max_tokens=args.max_tokens)
-        tasks.append(task_with(task, solver=solver, name=f"lane-{name}", config=config))
+        tasks.append(
+            task_with(
+                task,
+                solver=solver,
+                name=f"lane-{name}",
+                config=config,
+                epochs=EPOCHS.get(name, 1),
+                message_limit=MESSAGE_LIMIT.get(name, args.message_limit),
+            )
+        )
     for name in args.only:
         (args.out / name).mkdir(parents=True, exist_ok=True)
     # one eval per log folder would serialise them; one call with max_tasks runs them at once
@@ -76,9 +89,8 @@ def run(args: argparse.Namespace) -> None:
         model_base_url=args.base_url,
         log_dir=str(args.out / "all"),
         max_tasks=len(tasks),
-        max_samples=len(args.tasks.split(",")),
+        max_samples=len(args.tasks.split(",")) * max(EPOCHS.values()),
         max_connections=2 * len(tasks),
-        message_limit=args.message_limit,
         display="plain",
         fail_on_error=False,
     )

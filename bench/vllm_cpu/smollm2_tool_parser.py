@@ -7,7 +7,7 @@ template asks for); else the model's own habit, a fenced code block: the first
 argument; where no ``python`` tool is offered, the Dojo loop's ``execute_code``), a
 ```` ```bash ```` / ```` ```sh ```` block one of ``bash``. Measured on the first
 turn of a sandmle/react episode: "<tool_call>" starts about 1 turn in 100 (logprob -4 to -6),
-a code fence is the most likely opening. The template renders past calls of these tools back
+a code fence is the most likely opening. An unlabeled fence counts as a python block. The template renders past calls of these tools back
 as the same fenced blocks, so a conversation re-renders as the model wrote it.
 """
 
@@ -25,8 +25,9 @@ from vllm.entrypoints.generate.base.protocol import (
 from vllm.tool_parsers.abstract_tool_parser import ToolParserManager
 from vllm.tool_parsers.hermes_tool_parser import Hermes2ProToolParser
 
-FENCE = re.compile(r"```[ \t]*(python|py|bash|sh|shell)[ \t]*\n(.*?)(?:```|$)", re.S)
+FENCE = re.compile(r"```[ \t]*(python|py|bash|sh|shell)?[ \t]*\n(.*?)(?:```|$)", re.S)
 TOOL_FOR = {"python": "python", "py": "python", "bash": "bash", "sh": "bash", "shell": "bash"}
+"""An unlabeled fence is read as python: the 135M model opens code with a bare ``` too."""
 RUNS_PYTHON = ("python", "execute_code")
 """Offered tools a python block may call, first one offered wins (execute_code: MLE-Dojo's)."""
 
@@ -51,7 +52,7 @@ class SmolLM2ToolParser(Hermes2ProToolParser):
             return hermes
         tools = offered(request)
         for match in FENCE.finditer(model_output):
-            name = TOOL_FOR[match.group(1)]
+            name = TOOL_FOR[match.group(1) or "python"]
             if name == "python":
                 name = next((t for t in RUNS_PYTHON if t in tools), name)
             body = match.group(2).strip()

@@ -55,6 +55,9 @@ TASKS = ["plant-watering", "bike-rentals"]
 TINY_CPU = Path(__file__).resolve().parents[2] / "sandmle" / "configs" / "train" / "tiny-cpu.yaml"
 LOST_NODE_EPISODES = int(os.environ.get("SANDMLE_RAY_EPISODES", "6"))
 """Episodes of the lost-node run (``SANDMLE_RAY_EPISODES=48``: the issue's acceptance run)."""
+OWN_STEPS = int(os.environ.get("SANDMLE_RAY_GRPO_STEPS", "2"))
+"""GRPO steps of the tiny model's own samples, 8 episodes each (``SANDMLE_RAY_GRPO_STEPS=6``:
+the issue's 48 episodes of the tiny model)."""
 FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 4}
 """A dead node is noticed in about 2 s instead of Ray's default 15 s."""
 
@@ -248,21 +251,26 @@ def test_grpo_trains_the_tiny_models_own_samples_on_the_pool(cluster, tmp_path_f
     model = warm_model(work / "warm-model", str(root / "pack"))
     config = load_grpo_config(CONFIG, output_dir=str(work / "out"))
     config.model_name_or_path = str(model)
+    config.max_steps = OWN_STEPS
     pool = _settings(root).ray
     config.rollout = config.rollout.model_copy(
         update={"pack": str(root / "pack"), "backend": "ray", "ray": pool}
     )
     trainer = build_trainer(config)
     trainer.train()
-    assert trainer.state.global_step == 2
+    assert trainer.state.global_step == OWN_STEPS
     logged = [h for h in trainer.state.log_history if "reward" in h]
     print("own-sampling steps:", [(h["reward"], h["reward_std"]) for h in logged])
-    assert len(logged) == 2 and all(h["rollout/dropped"] == 0 for h in logged), logged
+    assert len(logged) == OWN_STEPS and all(h["rollout/dropped"] == 0 for h in logged), logged
     assert any(h["reward_std"] > 0 for h in logged), logged
     lines = [line for step in sorted((work / "out" / "rollouts").glob("step-*"))
              for line in _log(step / "rank-0")]  # fmt: skip
-    assert len(lines) == 16 and all(line["error"] is None for line in lines)  # 8 a step
+    assert len(lines) == 8 * OWN_STEPS and all(line["error"] is None for line in lines)
+    steps = [_log(step / "rank-0") for step in sorted((work / "out" / "rollouts").glob("step-*"))]
+    assert all(len({line["episode_id"] for line in step}) == 8 for step in steps)  # once each
     assert {line["node_id"] for line in lines} == {w.node_id for w in workers}
+    for line in lines:  # which node ran each episode
+        print(line["episode_id"], line["task"], line["actor"], line["node_id"][:12])
 
 
 def test_a_hung_sandbox_command_hits_the_episode_deadline(cluster, tokenizer, tmp_path):
