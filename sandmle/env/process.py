@@ -32,22 +32,13 @@ from sandmle.env.protocol import (
     WorkerLine,
 )
 from sandmle.errors import SandmleError
-from sandmle.harness.sandbox import release_sandboxes
+from sandmle.harness.sandbox import process_start_time, release_sandboxes
 
 WORKER = "sandmle.env.worker"
 
 
 class EpisodeGone(SandmleError):
     """The episode's worker ended without a ``done`` (killed, crashed, or past its deadline)."""
-
-
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rpartition(")")[2].split()[19]
 
 
 class Record(BaseModel):
@@ -71,7 +62,7 @@ def reap(state_dir: Path, dead_only: bool = False) -> int:
         except (OSError, ValueError):
             path.unlink(missing_ok=True)
             continue
-        alive = _start_time(record.pid) == record.start  # the very process we started
+        alive = process_start_time(record.pid) == record.start  # the very process we started
         if dead_only and (alive or not Path(record.workdir).exists()):
             continue  # running, or another node's (its folder and mounts are there)
         if alive:
@@ -109,7 +100,7 @@ class EpisodeProcess:
             )  # fmt: skip
         finally:
             stderr.close()
-        start = _start_time(self.proc.pid) or ""
+        start = process_start_time(self.proc.pid) or ""
         record = Record(pid=self.proc.pid, start=start, workdir=str(self.workdir))
         self.record.write_text(record.model_dump_json())
         return await self._exchange(self.request)
@@ -183,7 +174,7 @@ def _wait_gone(pid: int, tries: int = 200) -> None:
     import time
 
     for _ in range(tries):  # asyncio's child watcher reaps it: only look
-        if _start_time(pid) is None or _zombie(pid):
+        if process_start_time(pid) is None or _zombie(pid):
             return
         time.sleep(0.01)
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from sandmle.specs.files import Strict, load_file
+from sandmle.specs.training import RayCluster
 
 
 class ModelEntry(Strict):
@@ -110,23 +111,14 @@ def load_study(path: str | Path) -> StudyConfig:
     return load_file(StudyConfig, path)
 
 
-class EvalRay(Strict):
+class EvalRay(RayCluster):
     """The Ray cluster an evaluation's cells run on (``eval.backend: ray``): each (model,
     benchmark, scaffold) cell is one Ray task, Inspect's ``eval_set`` on one node, placed by
     Ray's scheduler with the resources it declares; a cell whose node died runs again on
     another and resumes from its log (which must be on a folder every node shares)."""
 
-    address: str | None = None
-    """``ray.init``'s address: ``auto``, ``<head>:6379`` or ``ray://<head>:10001``; none joins
-    the cluster ``RAY_ADDRESS`` names, else starts a local one."""
     cpus_per_cell: float = Field(default=1.0, ge=0)
     gpus_per_cell: float = Field(default=0.0, ge=0)
     """GPUs a cell's model needs (``vllm``/``hf`` on a GPU node)."""
     memory_per_cell_mb: int = Field(default=0, ge=0)
     """Memory a cell declares (0: none declared)."""
-    resources: dict[str, float] = Field(default_factory=dict)
-    """Custom Ray resources each cell declares (e.g. ``{sandmle_env: 1}``)."""
-    spread: bool = True
-    """Place cells with Ray's ``SPREAD`` strategy (over as many nodes as fit)."""
-    retries: int = Field(default=2, ge=0)
-    """Times a cell whose worker or node died is run again (resuming its log)."""

@@ -49,14 +49,26 @@ class RolloutServer(Strict):
     """The environment variable holding the server's token (a run file holds no secret)."""
 
 
-class RolloutRay(Strict):
-    """The Ray cluster GRPO's episodes run on (YAML ``rollout: ray:``): a pool of environment
-    actors placed by Ray's scheduler, each running up to ``episodes_per_actor`` episodes (one
-    worker process and sandbox each) on its node."""
+class RayCluster(Strict):
+    """Where and how Ray places sandmle's work: the settings GRPO's pool (``rollout: ray:``)
+    and an evaluation's cells (``eval: ray:``) share."""
 
     address: str | None = None
     """``ray.init``'s address: ``auto``, ``<head>:6379`` or ``ray://<head>:10001``; none joins
     the cluster ``RAY_ADDRESS`` names, else starts a local one."""
+    resources: dict[str, float] = Field(default_factory=dict)
+    """Custom Ray resources each actor or cell declares (e.g. ``{sandmle_env: 1}``)."""
+    spread: bool = True
+    """Place them with Ray's ``SPREAD`` strategy (over as many nodes as fit)."""
+    retries: int = Field(default=2, ge=0)
+    """Times an episode or cell whose worker or node died is run again on another."""
+
+
+class RolloutRay(RayCluster):
+    """The Ray cluster GRPO's episodes run on (YAML ``rollout: ray:``): a pool of environment
+    actors placed by Ray's scheduler, each running up to ``episodes_per_actor`` episodes (one
+    worker process and sandbox each) on its node; an episode is rerun from scratch."""
+
     actors: int = Field(default=2, ge=1)
     """Environment actors in the pool."""
     episodes_per_actor: int = Field(default=2, ge=1)
@@ -65,12 +77,6 @@ class RolloutRay(Strict):
     """CPUs an actor declares per episode it may run (Ray places it where they are free)."""
     memory_per_episode_mb: int = Field(default=0, ge=0)
     """Memory an actor declares per episode (0: none declared)."""
-    resources: dict[str, float] = Field(default_factory=dict)
-    """Custom Ray resources each actor declares (e.g. ``{sandbox_host: 1}``)."""
-    spread: bool = True
-    """Place actors with Ray's ``SPREAD`` strategy (over as many nodes as fit)."""
-    retries: int = Field(default=2, ge=0)
-    """Times an episode whose actor or node died is run again from scratch on another actor."""
     log_dir: str = "logs/ray-env"
     """Where the actors write episode logs and their ledgers, on each node's disk."""
     start_timeout_s: float = Field(default=600.0, gt=0)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sandmle.errors import SandmleError
-from sandmle.harness.sandbox import release_sandboxes
+from sandmle.harness.sandbox import process_start_time, release_sandboxes
 from sandmle.specs.study import EvalRay, StudyConfig
 
 CELL_LOG = "ray-cells.jsonl"
@@ -70,7 +70,12 @@ def run_cell(study: StudyConfig, ledger: str) -> dict[str, Any]:
     (work / "tmp").mkdir()
     record = Path(ledger) / f"{work.name}.cell"  # not .json: no Inspect log
     pid = os.getpid()
-    line = {"host": socket.gethostname(), "pid": pid, "start": _start_time(pid), "work": str(work)}
+    line = {
+        "host": socket.gethostname(),
+        "pid": pid,
+        "start": process_start_time(pid),
+        "work": str(work),
+    }
     record.write_text(json.dumps(line), encoding="utf-8")
     before = os.environ.get("TMPDIR")
     os.environ["TMPDIR"], tempfile.tempdir = str(work / "tmp"), None  # the samples' sandboxes
@@ -99,7 +104,7 @@ def sweep_cells(ledger: Path) -> int:
             host, pid, start, work = line["host"], line["pid"], line["start"], Path(line["work"])
         except (OSError, ValueError, KeyError, TypeError):
             continue  # being written, or not ours
-        if host != socket.gethostname() or _start_time(pid) == start:
+        if host != socket.gethostname() or process_start_time(pid) == start:
             continue
         _release(work)
         path.unlink(missing_ok=True)
@@ -110,15 +115,6 @@ def sweep_cells(ledger: Path) -> int:
 def _release(work: Path) -> None:
     release_sandboxes(work / "tmp")  # processes left in the samples' cgroups, mounts, folders
     shutil.rmtree(work, ignore_errors=True)
-
-
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (tells a reused pid apart)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rpartition(")")[2].split()[19]
 
 
 def run_study_on_ray(study: StudyConfig, settings: EvalRay) -> bool:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from sandmle.env.process import Record, _start_time, reap
+from sandmle.env.process import Record, reap
+from sandmle.harness.sandbox import process_start_time
 
 
 def _record(state: Path, name: str, pid: int, start: str, workdir: Path) -> Path:
@@ -21,7 +22,7 @@ def test_dead_only_releases_dead_workers_here_and_nothing_else(tmp_path: Path) -
     state = tmp_path / "state"
     live = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
-        start = _start_time(live.pid)
+        start = process_start_time(live.pid)
         assert start is not None
         running_dir, dead_dir = tmp_path / "running", tmp_path / "dead"
         running_dir.mkdir(), dead_dir.mkdir()

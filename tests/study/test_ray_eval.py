@@ -269,7 +269,8 @@ def test_a_sweep_releases_dead_cells_of_this_host_only(tmp_path: Path) -> None:
     import socket
     import subprocess
 
-    from sandmle.study.ray_eval import _start_time, sweep_cells
+    from sandmle.harness.sandbox import process_start_time
+    from sandmle.study.ray_eval import sweep_cells
 
     ledger = tmp_path / "ledger"
     ledger.mkdir()
@@ -284,7 +285,7 @@ def test_a_sweep_releases_dead_cells_of_this_host_only(tmp_path: Path) -> None:
         return work
 
     gone = cell("gone", dead.pid, "1")
-    running = cell("running", os.getpid(), _start_time(os.getpid()))
+    running = cell("running", os.getpid(), process_start_time(os.getpid()))
     elsewhere = cell("elsewhere", dead.pid, "1", host="another-node")
     assert sweep_cells(ledger) == 1
     assert not gone.exists() and not (ledger / "gone.cell").exists()

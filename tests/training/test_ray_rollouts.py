@@ -30,8 +30,9 @@ from typing import Any
 
 import pytest
 
-from sandmle.env.process import _start_time, _zombie
+from sandmle.env.process import _zombie
 from sandmle.errors import SandmleError
+from sandmle.harness.sandbox import process_start_time
 from sandmle.harness.sandbox._isolation import host_isolation
 from sandmle.specs.training import RolloutRay, RolloutSettings
 from sandmle.training import remote
@@ -314,7 +315,7 @@ class PausingGenerator(ScriptedGenerator):
 
 
 def _alive(pid: int) -> bool:
-    return _start_time(pid) is not None and not _zombie(pid)
+    return process_start_time(pid) is not None and not _zombie(pid)
 
 
 def _await_full(pool: Any, size: int, timeout_s: float = 300) -> None:
@@ -457,7 +458,7 @@ def test_an_actor_that_starts_reaps_what_its_predecessor_left(cluster, tmp_path)
     workdir = tmp_path / "left-workdir"
     (workdir / "tmp").mkdir(parents=True)
     orphan = subprocess.Popen(["sleep", "600"], start_new_session=True)
-    start = _start_time(orphan.pid)
+    start = process_start_time(orphan.pid)
     assert start is not None
     record = Record(pid=orphan.pid, start=start, workdir=str(workdir))
     (ledger / "left-episode.json").write_text(record.model_dump_json(), encoding="utf-8")

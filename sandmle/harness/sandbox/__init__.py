@@ -4,7 +4,7 @@ from sandmle.harness.layout import PUBLIC_DIR_METADATA_KEY
 
 from ._isolation import HostIsolation, host_isolation
 from ._preflight import AgentPythonError, SandboxPreflightError
-from ._release import release_sandboxes
+from ._release import process_start_time, release_sandboxes
 from .bwrap import BwrapSandboxEnvironment
 from .bwrap_config import BwrapConfig, BwrapUnavailableError
 from .docker import (
@@ -30,6 +30,7 @@ __all__ = [
     "compose_for",
     "compose_yaml",
     "host_isolation",
+    "process_start_time",
     "release_sandboxes",
     "write_compose",
 ]
