@@ -35,7 +35,7 @@
 # refuses the probe's key ends the lane in one line that names the keys.
 # Every server runs with an explicit --dtype float32 (vLLM CPU otherwise runs float32
 # checkpoints in bf16 without a word) and --enforce-eager (46 s to ready on an idle machine,
-# ~7 min with torch.compile). sandmle's own Python imports this checkout (PYTHONPATH), the
+# ~7 min with torch.compile). sandmle's own Python imports this checkout (installed or PYTHONPATH), the
 # server its worker extension from here too. Logs stay in $LANE_DIR (default: a fresh temp
 # folder).
 # Env: VLLM_CPU_VENV (the side venv; default ~/.cache/sandmle/vllm-cpu), PORT (8021),
@@ -57,7 +57,12 @@ TEMPLATE="$ROOT/bench/vllm_cpu/smollm2_tools.jinja"
 LANE=(python "$ROOT/bench/vllm_cpu/lane.py")
 URL="http://127.0.0.1:$PORT"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 TRL_EXPERIMENTAL_SILENCE=1
-export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+# sandmle's side imports this checkout: as installed when the environment's sandmle is this
+# checkout (`pip install -e .`), else through PYTHONPATH. Not both: the checkout on PYTHONPATH
+# beside its own editable install puts its sandmle.egg-info ahead of the install, and Inspect
+# then finds no `sandmle/` task ("No inspect tasks were found", lane run of 2026-12-05).
+INSTALLED="$(cd / && python -c 'import pathlib, sandmle; print(pathlib.Path(sandmle.__file__).resolve().parents[1])' 2>/dev/null || true)"
+[[ "$INSTALLED" == "$(cd "$ROOT" && pwd -P)" ]] || export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$WORK"
 FIGURES="$WORK/figures.jsonl"
 LANE_JSON="${LANE_JSON:-$WORK/lane.json}"
