@@ -15,8 +15,10 @@ count aira-dojo's blank root as a step, so ``steps: 2`` is one node; ``max_debug
 caps each buggy node's debug chain (a 135M model's every node is buggy; uncapped, one evo
 sample made 182 calls on the toy profile); ``retries: 3`` (the references' own) gives a reply
 that does not parse two more tries. SmolLM2-135M's reply to a search prompt held code that
-compiles in about 1 call of 4 (lane run of 2026-12-05), and MCTS, with one node, made none in
-either sample twice: it gets two nodes (``steps: 3``), six tries a sample. The tool loops and
+compiles in about 1 call of 4 (lane runs of 2026-12-05): with one node a sample (three tries)
+a search parsed nothing in both samples in 4 of 11 runs of a search (MCTS twice, AIDE and evo
+once each), so every search gets two nodes (AIDE ``steps: 2``, AIRA ``steps: 3``), six tries
+a sample. The tool loops and
 the searches that pass sample greedily (reproducible); MCTS and evo sample as their presets do
 (0.6, top-p 0.95). The Dojo loop runs its ``sandmle`` variant (tool calls, the model's own
 sampling) at temperature 0.7 with 4 actions: at MLE-Dojo's temperature 0 (its own variants)
@@ -35,10 +37,10 @@ from typing import Any
 
 SCAFFOLDS: dict[str, dict[str, Any]] = {
     "react": {},
-    "aide": {"steps": 1, "retries": 3},
-    "aira_greedy": {"steps": 2, "retries": 3},
+    "aide": {"steps": 2, "retries": 3},
+    "aira_greedy": {"steps": 3, "retries": 3},
     "aira_mcts": {"steps": 3, "max_debug_depth": 1, "retries": 3},
-    "aira_evo": {"steps": 2, "individuals_per_generation": 1, "max_debug_depth": 1, "retries": 3},
+    "aira_evo": {"steps": 3, "individuals_per_generation": 1, "max_debug_depth": 1, "retries": 3},
     "dojo": {"max_steps": 4, "variant": "sandmle"},
 }
 TEMPERATURE: dict[str, float] = {"dojo": 1.0}
