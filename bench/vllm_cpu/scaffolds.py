@@ -40,7 +40,7 @@ SCAFFOLDS: dict[str, dict[str, Any]] = {
     "aide": {"steps": 2, "retries": 3},
     "aira_greedy": {"steps": 3, "retries": 3},
     "aira_mcts": {"steps": 3, "max_debug_depth": 1, "retries": 3},
-    "aira_evo": {"steps": 3, "individuals_per_generation": 1, "max_debug_depth": 1, "retries": 3},
+    "aira_evo": {"steps": 4, "individuals_per_generation": 1, "max_debug_depth": 1, "retries": 3},
     "dojo": {"max_steps": 4, "variant": "sandmle"},
 }
 TEMPERATURE: dict[str, float] = {"dojo": 1.0}
