@@ -35,6 +35,9 @@ CELL_LOG = "ray-cells.jsonl"
 LEDGER = ".cells"
 """Under the study's log dir: one record per running cell (host, pid, its sandboxes' folder)."""
 
+CELL_PREFIX = "sandmle-cell-"
+"""Each running cell's folder in the host's temp folder (its sandboxes, its TMPDIR)."""
+
 
 def cell_studies(study: StudyConfig) -> list[tuple[str, StudyConfig]]:
     """One study per (model, benchmark, scaffold) cell, each logging to its own folder under
@@ -66,7 +69,7 @@ def run_cell(study: StudyConfig, ledger: str) -> dict[str, Any]:
     from sandmle.study.runner import run_study
 
     swept = sweep_cells(Path(ledger))
-    work = Path(tempfile.mkdtemp(prefix="sandmle-cell-"))
+    work = Path(tempfile.mkdtemp(prefix=CELL_PREFIX)).resolve()
     (work / "tmp").mkdir()
     record = Path(ledger) / f"{work.name}.cell"  # not .json: no Inspect log
     pid = os.getpid()
@@ -106,10 +109,18 @@ def sweep_cells(ledger: Path) -> int:
             continue  # being written, or not ours
         if host != socket.gethostname() or process_start_time(pid) == start:
             continue
-        _release(work)
+        if _cell_folder(work):  # a record names the folder: only ever a cell's own is removed
+            _release(work)
         path.unlink(missing_ok=True)
         swept += 1
     return swept
+
+
+def _cell_folder(work: Path) -> bool:
+    """Whether ``work`` is what ``run_cell`` makes: ``sandmle-cell-*`` right in this host's
+    temp folder, not a link (the ledger lives in a shared out dir that others can write)."""
+    root = Path(tempfile.gettempdir()).resolve()
+    return work.name.startswith(CELL_PREFIX) and work.parent == root and not work.is_symlink()
 
 
 def _release(work: Path) -> None:

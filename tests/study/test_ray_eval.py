@@ -265,20 +265,26 @@ def _left(works: list[Path]) -> list[str]:
     return [str(w) for w in works if w.exists()] + inside
 
 
-def test_a_sweep_releases_dead_cells_of_this_host_only(tmp_path: Path) -> None:
+def test_a_sweep_releases_dead_cells_of_this_host_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import socket
     import subprocess
+    import tempfile
 
     from sandmle.harness.sandbox import process_start_time
     from sandmle.study.ray_eval import sweep_cells
 
+    temp = tmp_path / "temp"  # the host's temp folder, where cells make theirs
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     ledger = tmp_path / "ledger"
     ledger.mkdir()
     dead = subprocess.Popen(["true"])
     dead.wait()
 
     def cell(name: str, pid: int, start: str | None, host: str = socket.gethostname()) -> Path:
-        work = tmp_path / name
+        work = temp / f"sandmle-cell-{name}"
         (work / "tmp" / "sandmle-sandboxes" / "123" / "rw").mkdir(parents=True)
         line = {"host": host, "pid": pid, "start": start, "work": str(work)}
         (ledger / f"{name}.cell").write_text(json.dumps(line))
@@ -287,7 +293,15 @@ def test_a_sweep_releases_dead_cells_of_this_host_only(tmp_path: Path) -> None:
     gone = cell("gone", dead.pid, "1")
     running = cell("running", os.getpid(), process_start_time(os.getpid()))
     elsewhere = cell("elsewhere", dead.pid, "1", host="another-node")
-    assert sweep_cells(ledger) == 1
+    precious = tmp_path / "precious"  # a record naming any other folder: never removed
+    precious.mkdir()
+    (ledger / "forged.cell").write_text(
+        json.dumps(
+            {"host": socket.gethostname(), "pid": dead.pid, "start": "1", "work": str(precious)}
+        )
+    )
+    assert sweep_cells(ledger) == 2
+    assert precious.is_dir()
     assert not gone.exists() and not (ledger / "gone.cell").exists()
     assert running.is_dir() and (ledger / "running.cell").exists()  # a live cell's
     assert elsewhere.is_dir() and (ledger / "elsewhere.cell").exists()  # its node's to sweep
