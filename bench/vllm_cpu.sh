@@ -161,9 +161,9 @@ if want eval || want scaffolds || want synth || want bench; then
     die "converting SmolLM2 failed (see $WORK/smollm2.log)"
   serve "$SMOLLM" smollm2 "$WORK/serve-smollm2.log" --chat-template "$TEMPLATE" \
     --enable-auto-tool-choice --tool-parser-plugin "$ROOT/bench/vllm_cpu/smollm2_tool_parser.py" \
-    --tool-call-parser sandmle_smollm2 --override-generation-config '{"max_new_tokens": 128}'
-  # (the default answer length for requests that set none: the llm generator's roles do not,
-  # and a 135M model's unbounded answer at ~5 tok/s would take the lane's hour)
+    --tool-call-parser sandmle_smollm2
+  # (no --override-generation-config max_new_tokens: vLLM takes it as a cap on every request,
+  # not a default; it cut the searches' 512-token replies to 128. Each client sets its own.)
   export LOCAL_BASE_URL="$URL/v1"
 fi
 SCAFFOLDS_PID=""
@@ -196,7 +196,7 @@ if want synth; then
   stage "synth generate --backend llm"
   # one slot: up to 8 attempts of 1-3 roles at ~5 tok/s on a loaded machine
   (cd "$WORK" && COLUMNS=400 sandmle synth generate --out "$WORK/synth-pack" --n 1 --seed 0 \
-    --backend llm --model openai-api/local/smollm2 --workers 1) \
+    --backend llm --model openai-api/local/smollm2 --workers 1 --max-tokens 128) \
     >"$WORK/synth.log" 2>&1 || echo "$?" >"$WORK/synth.rc"
   "${LANE[@]}" check-synth "$WORK/synth-pack" "$WORK/synth.log" 1 >>"$FIGURES" ||
     die "synth generate against the server failed its checks (see $WORK/synth.log)"

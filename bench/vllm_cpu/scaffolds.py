@@ -130,7 +130,24 @@ def parsed_replies(name: str, samples: list[Any]) -> dict[str, int]:
     }
 
 
-def check(out: Path, figures: Path, only: list[str]) -> int:
+def capped_replies(samples: list[Any], context: int) -> list[str]:
+    """Replies the server ended at the length limit before the request's ``max_tokens`` and
+    with room left in the context: a server-side cap the request did not ask for (vLLM takes a
+    generation config's ``max_new_tokens`` as one), which would quietly shorten every reply."""
+    capped = []
+    for sample in samples:
+        for event in sample.events:
+            if event.event != "model" or event.output is None or event.output.usage is None:
+                continue
+            usage, asked = event.output.usage, event.config.max_tokens
+            cut = event.output.stop_reason in ("max_tokens", "model_length")
+            room = usage.input_tokens + usage.output_tokens < context
+            if cut and asked and usage.output_tokens < asked and room:
+                capped.append(f"{usage.output_tokens} of {asked} tokens")
+    return capped
+
+
+def check(out: Path, figures: Path, only: list[str], context: int = 8192) -> int:
     """One JSON line per scaffold appended to ``figures``; 1 unless every one passed."""
     from inspect_ai.log import read_eval_log
     from lane import eval_summary  # bench/vllm_cpu/lane.py (this folder is on sys.path)
@@ -142,6 +159,10 @@ def check(out: Path, figures: Path, only: list[str]) -> int:
         if "log" in summary:
             samples = read_eval_log(summary["log"]).samples or []
             summary.update(parsed_replies(name, samples))
+            capped = capped_replies(samples, context)
+            summary["replies_capped_by_server"] = len(capped)
+            if capped:
+                problems.append(f"{len(capped)} reply(ies) cut below the request ({capped[0]})")
             summary["scores"] = [_score(s) for s in samples]
         if summary.get("status") != "success":
             problems.append(f"status {summary.get('status')}")
@@ -189,6 +210,7 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--message-limit", type=int, default=16)
     parser.add_argument("--time-limit", type=int, default=900)
+    parser.add_argument("--max-model-len", type=int, default=8192, help="the server's context")
     parser.add_argument("--check-only", action="store_true")
     parser.add_argument("--only", help="comma-separated scaffolds (default: all six)")
     args = parser.parse_args()
@@ -198,7 +220,7 @@ def main() -> int:
         parser.error(f"unknown scaffold(s): {', '.join(sorted(unknown))}")
     if not args.check_only:
         run(args)
-    return check(args.out, args.figures, args.only)
+    return check(args.out, args.figures, args.only, args.max_model_len)
 
 
 if __name__ == "__main__":

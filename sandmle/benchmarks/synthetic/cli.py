@@ -61,6 +61,10 @@ def generate(
     model: Annotated[
         str | None, typer.Option("--model", help="Inspect model for --backend llm.")
     ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, help="Cap on each model answer (--backend llm)."),
+    ] = None,
     name: Annotated[str, typer.Option("--name", help="Pack name.")] = "synthetic",
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="Processes.")] = None,
     secret_file: Annotated[
@@ -90,6 +94,8 @@ def generate(
         raise SandmleError(f"unknown backend {backend!r} (known: {', '.join(backend_names())})")
     if (backend == "llm") != (model is not None):
         raise SandmleError("--model goes with --backend llm, and --backend llm needs --model")
+    if max_tokens is not None and backend != "llm":
+        raise SandmleError("--max-tokens caps the llm backend's answers: use it with --backend llm")
     if backend == "llm" and workers is None:
         workers = 1  # one conversation at a time keeps provider rate limits simple
     spec = PackSpec(
@@ -105,10 +111,10 @@ def generate(
     if seed_description is not None:
         from sandmle.benchmarks.synthetic.llm.from_seed import generate_from_seed
 
-        dna, outcomes = generate_from_seed(spec, seed_description, out)
+        dna, outcomes = generate_from_seed(spec, seed_description, out, max_tokens=max_tokens)
         console.print(f"seed structure: {dna.task_type} {dna.modality} task, metric {dna.metric}")
     else:
-        outcomes = generate_pack(spec, out, workers=workers)
+        outcomes = generate_pack(spec, out, workers=workers, max_tokens=max_tokens)
     accepted = [o for o in outcomes if o.task_id]
     rejected = sum(len(o.rejections) for o in outcomes)
     console.print(

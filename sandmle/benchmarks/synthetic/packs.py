@@ -139,6 +139,7 @@ def generate_pack(
     progress: bool = True,
     dna: StructuralDNA | None = None,
     model: str | Model | None = None,
+    max_tokens: int | None = None,
 ) -> list[TaskOutcome]:
     """Write the pack to ``out`` (empty, absent, or a run of the same spec interrupted before
     its ``pack.yaml``: then the finished slots are kept); outcomes in index order.
@@ -147,7 +148,7 @@ def generate_pack(
     (a seed read from its own description, recorded in ``generation/seed_dna.json``). A slot
     whose seed fails on every attempt goes to another seed of its task type (of ``spec``'s
     modalities), recorded in ``pack.yaml``. ``model`` (an Inspect model or its name) plays
-    the llm backend's roles instead of ``spec.model``.
+    the llm backend's roles instead of ``spec.model``; ``max_tokens`` caps each of its answers.
     """
     out = Path(out)
     secret = _prepare_folder(spec, out)
@@ -157,7 +158,9 @@ def generate_pack(
     pool = [] if dna is not None else select_seeds(spec.modalities)
     check_backend_covers(spec.backend, seeds[: spec.n])
     model = model if model is not None else spec.model
-    options = {"model": model} if model not in (None, "") else None
+    options: dict[str, Any] | None = None
+    if model not in (None, ""):
+        options = {"model": model, **({"max_tokens": max_tokens} if max_tokens else {})}
     salt = salt_words(secret)
     jobs = []
     for i in range(spec.n):

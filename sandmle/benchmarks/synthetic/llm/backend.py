@@ -71,8 +71,11 @@ class LLMBackend(ProceduralBackend):
         model: str | Model | None = None,
         timeout_s: int = DEFAULT_TIMEOUT_S,
         sandbox_dir: Path | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         self._model = model
+        self.max_tokens = max_tokens
+        """Cap on each answer's tokens (None: the provider's default)."""
         self.timeout_s = timeout_s
         self.sandbox_dir = sandbox_dir
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -179,7 +182,7 @@ class LLMBackend(ProceduralBackend):
         raise AssertionError("unreachable")
 
     def _generate(self, messages: list[ChatMessage]) -> str:
-        from inspect_ai.model import get_model
+        from inspect_ai.model import GenerateConfig, get_model
 
         if self._model is None:
             raise SandmleError("the llm backend needs a model (--model provider/name)")
@@ -187,7 +190,8 @@ class LLMBackend(ProceduralBackend):
         # One loop for the backend's life: provider clients may bind to the loop they first ran on.
         self._loop = self._loop or asyncio.new_event_loop()
         try:
-            output = self._loop.run_until_complete(model.generate(messages))
+            config = GenerateConfig(max_tokens=self.max_tokens)
+            output = self._loop.run_until_complete(model.generate(messages, config=config))
         except Exception as exc:  # no retry can fix a provider failure: stop, and say so
             raise ProviderError(
                 f"model provider error ({model}): {type(exc).__name__}: {exc}"

@@ -31,6 +31,7 @@ def generate_from_seed(
     out: Path,
     model: str | Model | None = None,
     progress: bool = True,
+    max_tokens: int | None = None,
 ) -> tuple[StructuralDNA, list[TaskOutcome]]:
     """Extract the seed's DNA with the llm backend, then generate the pack from it alone."""
     if spec.backend != "llm":
@@ -42,7 +43,9 @@ def generate_from_seed(
     if out.exists() and any(out.iterdir()):  # before the model is asked anything
         raise SandmleError(f"{out}: output folder is not empty")
     model = model if model is not None else spec.model
-    dna = extract_dna(LLMBackend(model=model), material)
+    dna = extract_dna(LLMBackend(model=model, max_tokens=max_tokens), material)
     # one conversation at a time keeps provider rate limits simple
-    outcomes = generate_pack(spec, out, workers=1, progress=progress, dna=dna, model=model)
+    outcomes = generate_pack(
+        spec, out, workers=1, progress=progress, dna=dna, model=model, max_tokens=max_tokens
+    )
     return dna, outcomes

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from inspect_ai.model import get_model
+from inspect_ai.model import GenerateConfig, get_model
 from typer.testing import CliRunner
 
 from sandmle.benchmarks.synthetic.cli import synth_app
@@ -125,3 +125,46 @@ def test_a_provider_error_is_raised_as_such_not_recorded_as_a_rejection(tmp_path
             get_seed(SEED_TASK), 0, 3, tmp_path, "llm", max_attempts=3,
             backend_options={"model": model},
         )  # fmt: skip
+
+
+class Recording:
+    """An Inspect model stand-in that answers from a script and keeps each call's config."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = list(answers)
+        self.configs: list[GenerateConfig | None] = []
+
+    async def generate(self, messages: object, config: GenerateConfig | None = None) -> object:
+        self.configs.append(config)
+        return scripted.output(self.answers.pop(0))
+
+
+def test_max_tokens_reaches_every_role_call(tmp_path: Path):
+    answers = [scripted.blueprint_answer(), scripted.code_answer(), scripted.description()]
+    model = Recording(answers)
+    outcome = generate_task(
+        get_seed(SEED_TASK), 0, 3, tmp_path, "llm", max_attempts=1,
+        backend_options={"model": model, "max_tokens": 77},
+    )  # fmt: skip
+    assert outcome.task_id == "bridge-corrosion-000"
+    assert [c.max_tokens if c else None for c in model.configs] == [77, 77, 77]
+
+
+def test_cli_max_tokens_goes_to_the_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from sandmle.benchmarks.synthetic.llm.backend import LLMBackend
+
+    seen: list[int | None] = []
+
+    def stop(self: LLMBackend, messages: object) -> str:
+        seen.append(self.max_tokens)
+        raise ProviderError("scripted provider failure")
+
+    monkeypatch.setattr(LLMBackend, "_generate", stop)
+    args = ["generate", "--out", str(tmp_path / "p"), "--n", "1", "--backend", "llm",
+            "--model", "mockllm/model", "--seeds", SEED_TASK, "--max-tokens", "9"]  # fmt: skip
+    result = CliRunner().invoke(synth_app, args)
+    assert result.exit_code != 0 and "scripted provider failure" in str(result.exception)
+    assert seen == [9]
+    procedural = ["generate", "--out", str(tmp_path / "q"), "--n", "1", "--max-tokens", "9"]
+    refused = CliRunner().invoke(synth_app, procedural)
+    assert refused.exit_code != 0 and "use it with --backend llm" in str(refused.exception)
