@@ -1,10 +1,14 @@
 """Freeing what bwrap samples killed before their own cleanup left behind."""
 
+import os
 from pathlib import Path
 
 from ._cgroup import remove_cgroup_named
+from ._command import SampleDirs
 from ._quota import release_tree
-from ._samples import BASE_NAME
+from ._samples import BASE_NAME, owner_gone, process_start_time, remove_sample_dirs
+
+__all__ = ["process_start_time", "release_orphans", "release_sandboxes"]
 
 
 def release_sandboxes(tmp: Path) -> None:
@@ -16,12 +20,16 @@ def release_sandboxes(tmp: Path) -> None:
     release_tree(tmp)
 
 
-def process_start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22), or
-    None when it is gone: with the pid, it tells the process a record names from a later
-    process that reused its pid."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rpartition(")")[2].split()[19]
+def release_orphans(base: Path) -> list[str]:
+    """Remove the samples under ``base`` whose maker has ended (their processes, cgroups,
+    quota mounts and folders); the names removed. A live run's samples are left alone."""
+    released = []
+    for root in sorted(base.iterdir()) if base.is_dir() else []:
+        if not (root.is_dir() and owner_gone(root)):
+            continue
+        owned = root.name.isdigit() and os.geteuid() == 0
+        uid = int(root.name) if owned else os.getuid()
+        remove_sample_dirs(SampleDirs(root=root, uid=uid, privileged=owned))
+        remove_cgroup_named(root.name)
+        released.append(root.name)
+    return released

@@ -5,7 +5,9 @@ disk quota) mounted at `rw` when we are root. The base and each root are 0700 an
 root-owned, so one sample cannot reach another's dirs even by name; only `work`,
 `submission` and `tmp` are owned by the sample's uid, and `rw` (root's) cannot be
 replaced from inside. The root's name is the uid, and
-`mkdir` is atomic, so concurrent Inspect processes never hand out the same uid.
+`mkdir` is atomic, so concurrent Inspect processes never hand out the same uid. Each root
+names the process that made it (`owner`: pid and start time), so a later run can release
+what a run killed before its cleanup (SIGKILL, OOM, a SIGTERM Inspect does not catch) left.
 """
 
 import os
@@ -26,6 +28,8 @@ SANDBOX_USER = "agent"
 
 
 BASE_NAME = "sandmle-sandboxes"
+OWNER_FILE = "owner"
+"""In a sample's root, outside what the sandbox sees: ``<pid> <start time>`` of its maker."""
 
 
 def default_base_dir() -> Path:
@@ -35,6 +39,27 @@ def default_base_dir() -> Path:
 def _make_base(base: Path) -> None:
     base.mkdir(parents=True, exist_ok=True)
     os.chmod(base, 0o700)
+
+
+def process_start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22), or
+    None when it is gone: with the pid, it tells the process a record names from a later
+    process that reused its pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]
+
+
+def owner_gone(root: Path) -> bool:
+    """Whether the process that made ``root`` has ended (False while unknown: a root being
+    made has no owner file for a moment)."""
+    try:
+        pid, start = (root / OWNER_FILE).read_text().split()
+    except (OSError, ValueError):
+        return False
+    return process_start_time(int(pid)) != start
 
 
 def _claim_root(base: Path) -> tuple[Path, int]:
@@ -70,6 +95,7 @@ def create_sample_dirs(base: Path, quota_mb: int | None = None) -> SampleDirs:
     """
     _make_base(base)
     root, uid = _claim_root(base)
+    (root / OWNER_FILE).write_text(f"{os.getpid()} {process_start_time(os.getpid())}")
     dirs = SampleDirs(root=root, uid=uid, privileged=os.geteuid() == 0)
     dirs.rw.mkdir(mode=0o755)
     if quota_mb is not None:

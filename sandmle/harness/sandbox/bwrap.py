@@ -11,6 +11,7 @@ Limits: see `SandboxLimits`; the security model is in the README.
 
 import asyncio
 import functools
+import logging
 import os
 import posixpath
 import subprocess
@@ -69,6 +70,7 @@ from ._process import (
 )
 from ._python import PythonLayout, python_layout
 from ._quota import quota_full
+from ._release import release_orphans
 from ._samples import (
     SANDBOX_USER,
     create_sample_dirs,
@@ -95,6 +97,8 @@ from .warm import (
     start_server,
     wants_server,
 )
+
+logger = logging.getLogger(__name__)
 
 
 @functools.cache
@@ -167,6 +171,12 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         bwrap_path()
         resolved = resolve_config(config)
         warn_if_weaker()
+        base = resolved.base_dir or default_base_dir()
+        released = await anyio.to_thread.run_sync(release_orphans, base)
+        if released:  # a run killed before its cleanup (SIGKILL, OOM, SIGTERM) left them
+            logger.warning(
+                "released %d sandbox sample(s) of ended runs under %s", len(released), base
+            )
         await cls.preflight(resolved)
 
     @classmethod

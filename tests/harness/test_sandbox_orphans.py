@@ -1,0 +1,101 @@
+"""Samples a killed run left are released by the next run; a live run's are never touched.
+
+Inspect's own SIGTERM handling ends the process at once, and nothing can clean up after a
+SIGKILL or the OOM killer: each running sample's folder, quota mount and cgroup stayed
+behind (found on 2026-12-05: a GRPO run stopped with SIGTERM left 8 of each)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sandmle.harness.sandbox._release import release_orphans
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap not installed")
+SLEEP = "987"
+"""The sandboxed command's argument: no other process on the machine sleeps that long."""
+
+RUN = f"""
+import os, sys
+from pathlib import Path
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.solver import solver
+from inspect_ai.util import sandbox
+
+@solver
+def sleeper():
+    async def solve(state, generate):
+        if sys.argv[1] == "sleep":
+            await sandbox().exec(["sleep", "{SLEEP}"], timeout=600)
+        return state
+    return solve
+
+samples = [Sample(input="x", id=i) for i in range(int(sys.argv[2]))]
+eval(Task(dataset=samples, solver=sleeper(), sandbox="bwrap"), model="mockllm/model",
+     display="none", log_dir=os.environ["LOG_DIR"], max_samples=2)
+"""
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temp folder with a short path: samples keep unix sockets there (108-byte cap)."""
+    path = Path(tempfile.mkdtemp(prefix="sm-orphans-", dir="/tmp"))
+    yield path
+    release_orphans(path / "sandmle-sandboxes")  # whatever a failed assertion left
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def sleeping() -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if proc.name.isdigit() and args[:2] == [b"sleep", SLEEP.encode()]:
+            found.append(int(proc.name))
+    return found
+
+
+def mounts_under(path: Path) -> list[str]:
+    return [ln for ln in Path("/proc/mounts").read_text().splitlines() if f" {path}/" in ln]
+
+
+def samples_in(base: Path) -> list[str]:
+    return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
+
+def test_a_killed_runs_samples_are_released_by_the_next_run(short_tmp: Path):
+    (short_tmp / "run.py").write_text(RUN)
+    env = {**os.environ, "TMPDIR": str(short_tmp), "LOG_DIR": str(short_tmp / "logs")}
+    base = short_tmp / "sandmle-sandboxes"
+    run = [sys.executable, "run.py"]
+    killed = subprocess.Popen([*run, "sleep", "2"], env=env, cwd=short_tmp)
+    try:
+        deadline = time.monotonic() + 180
+        while len(sleeping()) < 2 and time.monotonic() < deadline and killed.poll() is None:
+            time.sleep(0.5)
+        assert len(sleeping()) == 2, "the samples never started"
+        live = samples_in(base)
+        assert len(live) == 2
+        assert release_orphans(base) == [] and samples_in(base) == live  # a live run's stay
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=30)
+    finally:
+        if killed.poll() is None:
+            killed.kill()
+    assert samples_in(base) == live  # nothing ran its cleanup
+    assert len(mounts_under(base)) == (2 if os.geteuid() == 0 else 0)
+    subprocess.run([*run, "none", "1"], env=env, cwd=short_tmp, check=True, timeout=300)
+    assert samples_in(base) == [] and mounts_under(short_tmp) == []
+    assert sleeping() == []  # bwrap's --die-with-parent took the sandboxes' processes
