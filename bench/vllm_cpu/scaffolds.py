@@ -18,7 +18,9 @@ that does not parse two more tries. SmolLM2-135M's reply to a search prompt held
 compiles in about 1 call of 4 (lane runs of 2026-12-05): with one node a sample (three tries)
 a search parsed nothing in both samples in 4 of 11 runs of a search (MCTS twice, AIDE and evo
 once each), so every search gets two nodes (AIDE ``steps: 2``, AIRA ``steps: 3``), six tries
-a sample. The tool loops and
+a sample, and two samples of each task. Replies are capped at 128 tokens by the request (the
+server sets no cap of its own): at 512 a search sample ran into its 900 s limit after 4 to 6
+calls and parsed no more of them (1 or 2 of 8 to 13, lane run of 2026-12-05). The tool loops and
 the searches that pass sample greedily (reproducible); MCTS and evo sample as their presets do
 (0.6, top-p 0.95). The Dojo loop runs its ``sandmle`` variant (tool calls, the model's own
 sampling) at temperature 0.7 with 4 actions: at MLE-Dojo's temperature 0 (its own variants)
@@ -46,9 +48,11 @@ SCAFFOLDS: dict[str, dict[str, Any]] = {
 }
 TEMPERATURE: dict[str, float] = {"dojo": 1.0}
 """Sampling where greedy is not the scaffold's own (the rest: 0, reproducible)."""
-EPOCHS: dict[str, int] = {"dojo": 3}
+EPOCHS: dict[str, int] = {"dojo": 3, "aide": 2, "aira_greedy": 2, "aira_mcts": 2, "aira_evo": 2}
 """The Dojo loop's later turns copy its first (the 135M model's habit): what counts is how many
-first turns it draws, so it gets three of each task, three turns each (6 messages)."""
+first turns it draws, so it gets three of each task, three turns each (6 messages). The searches
+get two of each task: with one, a search parsed nothing in either sample in 2 of 8 runs of a
+search (lane runs of 2026-12-05, budgets below); four samples make that about 1 in 16."""
 MESSAGE_LIMIT: dict[str, int] = {"dojo": 6}
 TOOL_LOOPS = ("react", "dojo")
 DOJO_HISTORY = "sandmle:dojo_history"
@@ -207,7 +211,7 @@ def main() -> int:
     parser.add_argument("--figures", type=Path, required=True, help="JSON lines appended here")
     parser.add_argument("--pack", default=None, help="pack folder (default: the built-in one)")
     parser.add_argument("--base-url", default=None)
-    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--max-tokens", type=int, default=128, help="per reply (the request's)")
     parser.add_argument("--message-limit", type=int, default=16)
     parser.add_argument("--time-limit", type=int, default=900)
     parser.add_argument("--max-model-len", type=int, default=8192, help="the server's context")
