@@ -1,8 +1,8 @@
 """Samples a killed run left are released by the next run; a live run's are never touched.
 
 Inspect's own SIGTERM handling ends the process at once, and nothing can clean up after a
-SIGKILL or the OOM killer: each running sample's folder, quota mount and cgroup stayed
-behind (found on 2026-12-05: a GRPO run stopped with SIGTERM left 8 of each)."""
+SIGKILL or the OOM killer: each running sample's folder, quota mount, cgroup and a bwrap
+stayed behind (found on 2026-12-05: a GRPO run stopped with SIGTERM left 8 of each)."""
 
 from __future__ import annotations
 
@@ -67,6 +67,19 @@ def sleeping() -> list[int]:
     return found
 
 
+def launches_of(uids: list[str]) -> list[int]:
+    """bwrap processes started ahead for these samples' next exec (their argv names the uid)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if proc.name.isdigit() and any(uid.encode() in args for uid in uids):
+            found.append(int(proc.name))
+    return found
+
+
 def mounts_under(path: Path) -> list[str]:
     return [ln for ln in Path("/proc/mounts").read_text().splitlines() if f" {path}/" in ln]
 
@@ -96,6 +109,10 @@ def test_a_killed_runs_samples_are_released_by_the_next_run(short_tmp: Path):
             killed.kill()
     assert samples_in(base) == live  # nothing ran its cleanup
     assert len(mounts_under(base)) == (2 if os.geteuid() == 0 else 0)
+    # each sample's bwrap started ahead for its next exec outlives the run (it waits for its
+    # options, --die-with-parent among them)
+    assert len(launches_of(live)) == (2 if os.geteuid() == 0 else 0)
     subprocess.run([*run, "none", "1"], env=env, cwd=short_tmp, check=True, timeout=300)
     assert samples_in(base) == [] and mounts_under(short_tmp) == []
+    assert launches_of(live) == []
     assert sleeping() == []  # bwrap's --die-with-parent took the sandboxes' processes

@@ -1,12 +1,21 @@
 """Freeing what bwrap samples killed before their own cleanup left behind."""
 
+import contextlib
 import os
+import signal
 from pathlib import Path
 
 from ._cgroup import remove_cgroup_named
 from ._command import SampleDirs
 from ._quota import release_tree
-from ._samples import BASE_NAME, owner_gone, process_start_time, remove_sample_dirs
+from ._samples import (
+    BASE_NAME,
+    LAUNCH_FILE,
+    owner_gone,
+    process_start_time,
+    recorded_process,
+    remove_sample_dirs,
+)
 
 __all__ = ["process_start_time", "release_orphans", "release_sandboxes"]
 
@@ -21,12 +30,17 @@ def release_sandboxes(tmp: Path) -> None:
 
 
 def release_orphans(base: Path) -> list[str]:
-    """Remove the samples under ``base`` whose maker has ended (their processes, cgroups,
-    quota mounts and folders); the names removed. A live run's samples are left alone."""
+    """Remove the samples under ``base`` whose maker has ended (their processes, the bwrap
+    started ahead for their next exec, cgroups, quota mounts and folders); the names removed.
+    A live run's samples are left alone."""
     released = []
     for root in sorted(base.iterdir()) if base.is_dir() else []:
         if not (root.is_dir() and owner_gone(root)):
             continue
+        launch = recorded_process(root / LAUNCH_FILE)
+        if launch is not None:  # runs as us, not as the sample's uid: ended here
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(launch, signal.SIGKILL)
         owned = root.name.isdigit() and os.geteuid() == 0
         uid = int(root.name) if owned else os.getuid()
         remove_sample_dirs(SampleDirs(root=root, uid=uid, privileged=owned))

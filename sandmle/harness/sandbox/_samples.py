@@ -52,14 +52,31 @@ def process_start_time(pid: int) -> str | None:
     return stat.rpartition(")")[2].split()[19]
 
 
+LAUNCH_FILE = "launch"
+"""In a sample's root: ``<pid> <start time>`` of the bwrap started ahead for its next exec. One
+waiting for its options does not die with a killed run; the next run's release ends it."""
+
+
+def record_process(path: Path, pid: int) -> None:
+    """Write ``<pid> <start time>`` to ``path`` (the start time tells a reused pid apart)."""
+    path.write_text(f"{pid} {process_start_time(pid)}")
+
+
+def recorded_process(path: Path) -> int | None:
+    """The pid ``path`` records if that very process still runs, else None."""
+    try:
+        pid, start = path.read_text().split()
+    except (OSError, ValueError):
+        return None
+    return int(pid) if process_start_time(int(pid)) == start else None
+
+
 def owner_gone(root: Path) -> bool:
     """Whether the process that made ``root`` has ended (False while unknown: a root being
     made has no owner file for a moment)."""
-    try:
-        pid, start = (root / OWNER_FILE).read_text().split()
-    except (OSError, ValueError):
+    if not (root / OWNER_FILE).is_file():
         return False
-    return process_start_time(int(pid)) != start
+    return recorded_process(root / OWNER_FILE) is None
 
 
 def _claim_root(base: Path) -> tuple[Path, int]:
@@ -95,7 +112,7 @@ def create_sample_dirs(base: Path, quota_mb: int | None = None) -> SampleDirs:
     """
     _make_base(base)
     root, uid = _claim_root(base)
-    (root / OWNER_FILE).write_text(f"{os.getpid()} {process_start_time(os.getpid())}")
+    record_process(root / OWNER_FILE, os.getpid())
     dirs = SampleDirs(root=root, uid=uid, privileged=os.geteuid() == 0)
     dirs.rw.mkdir(mode=0o755)
     if quota_mb is not None:

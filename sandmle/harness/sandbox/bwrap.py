@@ -72,9 +72,11 @@ from ._python import PythonLayout, python_layout
 from ._quota import quota_full
 from ._release import release_orphans
 from ._samples import (
+    LAUNCH_FILE,
     SANDBOX_USER,
     create_sample_dirs,
     default_base_dir,
+    record_process,
     remove_all,
     remove_sample_dirs,
 )
@@ -400,6 +402,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             for fd in fds:
                 os.close(fd)
         self._launch_loop = loop
+        record_process(self.dirs.root / LAUNCH_FILE, started.process.pid)
         return started
 
     def _take_launch(self) -> Launch | None:
