@@ -116,3 +116,19 @@ def test_a_killed_runs_samples_are_released_by_the_next_run(short_tmp: Path):
     assert samples_in(base) == [] and mounts_under(short_tmp) == []
     assert launches_of(live) == []
     assert sleeping() == []  # bwrap's --die-with-parent took the sandboxes' processes
+
+
+def test_only_a_visible_ended_owner_is_released(tmp_path: Path):
+    base = tmp_path / "sandmle-sandboxes"
+    here = os.readlink("/proc/self/ns/pid")
+    owners = {
+        "ended": f"999999999 1 {here}",  # no such pid here: its run ended
+        "elsewhere": "999999999 1 pid:[1]",  # another PID namespace: cannot be told
+        "making": None,  # no owner file yet: a root being made
+    }
+    for name, owner in owners.items():
+        (base / name / "rw").mkdir(parents=True)
+        if owner is not None:
+            (base / name / "owner").write_text(owner)
+    assert release_orphans(base) == ["ended"]
+    assert samples_in(base) == ["elsewhere", "making"]

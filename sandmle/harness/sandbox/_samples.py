@@ -57,26 +57,37 @@ LAUNCH_FILE = "launch"
 waiting for its options does not die with a killed run; the next run's release ends it."""
 
 
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return "unknown"
+
+
 def record_process(path: Path, pid: int) -> None:
-    """Write ``<pid> <start time>`` to ``path`` (the start time tells a reused pid apart)."""
-    path.write_text(f"{pid} {process_start_time(pid)}")
+    """Write ``<pid> <start time> <pid namespace>`` to ``path``: the start time tells a reused
+    pid apart, the namespace a process this one cannot see (another container's)."""
+    path.write_text(f"{pid} {process_start_time(pid)} {_pid_namespace()}")
 
 
 def recorded_process(path: Path) -> int | None:
-    """The pid ``path`` records if that very process still runs, else None."""
+    """The pid ``path`` records if that very process still runs here, else None."""
     try:
-        pid, start = path.read_text().split()
+        pid, start, _ = path.read_text().split()
     except (OSError, ValueError):
         return None
     return int(pid) if process_start_time(int(pid)) == start else None
 
 
 def owner_gone(root: Path) -> bool:
-    """Whether the process that made ``root`` has ended (False while unknown: a root being
-    made has no owner file for a moment)."""
-    if not (root / OWNER_FILE).is_file():
+    """Whether the process that made ``root`` has ended. False while it cannot be told: a root
+    being made has no owner file for a moment, and a process of another PID namespace (a
+    container sharing the temp folder) is not visible from here."""
+    try:
+        _, _, namespace = (root / OWNER_FILE).read_text().split()
+    except (OSError, ValueError):
         return False
-    return recorded_process(root / OWNER_FILE) is None
+    return namespace == _pid_namespace() and recorded_process(root / OWNER_FILE) is None
 
 
 def _claim_root(base: Path) -> tuple[Path, int]:
