@@ -5,8 +5,9 @@ The toolkit teacher (``sandmle/toolkit``) hands in a mix of these variants; GRPO
 prefer a variant that earns more reward, so this table says what there is to learn. The
 program runs on the host against each task's public dir (the same text the sandbox gets) and
 the real grader grades the file. Prints JSON: per level, valid / above-median / medal counts
-and seconds per run, by modality and overall; with ``--tokenizer DIR``, the tokens of each
-variant's rendered tool call.
+and seconds per run, by modality and overall; the best fixed level against the per-task
+oracle (``choice``: whether reading the task is worth anything); with ``--tokenizer DIR``, the
+tokens of each variant's rendered tool call.
 
 Usage: python bench/toolkit_variants.py PACK_DIR [--levels 0,1,2,3,4] [--tokenizer DIR]
 """
@@ -95,6 +96,38 @@ def summarise(rows: list[dict]) -> dict:
     }
 
 
+ORACLE_MARGIN = 15
+"""Points above-median by which the per-task oracle must beat the best fixed level (issue #52:
+a toolkit where the best choice depends on the task)."""
+FIXED_GAP = 10
+"""Points every fixed level must stay below the oracle (no one command nearly as good)."""
+
+
+def choice_value(rows: list[dict]) -> dict:
+    """Above-median % of each fixed level, of the best fixed one and of the per-task oracle
+    (the best level for each task, known only in hindsight), and whether the design holds:
+    what a policy gains by reading the task, over always calling the same command."""
+    tasks: dict[str, dict[int, bool]] = defaultdict(dict)
+    for row in rows:
+        tasks[row["task"]][row["level"]] = bool(row["above_median"])
+    levels = sorted({row["level"] for row in rows})
+    n = max(len(tasks), 1)
+    fixed = {
+        lvl: round(100 * sum(t.get(lvl, False) for t in tasks.values()) / n, 1) for lvl in levels
+    }
+    oracle = round(100 * sum(any(t.values()) for t in tasks.values()) / n, 1)
+    best = max(fixed, key=lambda lvl: fixed[lvl])
+    return {
+        "tasks": len(tasks),
+        "fixed_above_median_pct": {str(lvl): pct for lvl, pct in fixed.items()},
+        "best_fixed": {"level": best, "above_median_pct": fixed[best]},
+        "oracle_above_median_pct": oracle,
+        "oracle_minus_best_fixed": round(oracle - fixed[best], 1),
+        "design_holds": oracle - fixed[best] >= ORACLE_MARGIN
+        and all(oracle - pct >= FIXED_GAP for pct in fixed.values()),
+    }
+
+
 def token_lengths(tokenizer_dir: str, levels: list[int]) -> dict[str, int]:
     """Tokens of each variant's tool call as the Hermes template renders it."""
     from transformers import AutoTokenizer
@@ -117,6 +150,7 @@ def main() -> None:
     rows = measure(args.pack, levels)
     result: dict = {"pack": str(args.pack), "tasks": len(rows) // len(levels)}
     result["levels"] = summarise(rows)
+    result["choice"] = choice_value(rows)
     if args.tokenizer:
         result["tokens"] = token_lengths(args.tokenizer, levels)
     print(json.dumps(result, indent=1))
