@@ -8,8 +8,13 @@ call carries to held-out prompts before the eval is paid for. The prompts are ea
 first prompt as an episode renders it (one real episode per task, the first checkpoint's
 tokenizer); sampling is plain ``generate`` at the eval's temperature and turn budget.
 
+With ``--shuffle``, each prompt is also sampled with the words of its task text (the user
+turn) shuffled in place, the layout kept: a policy that reads the task chooses differently
+when the task is noise. The JSON then holds, per checkpoint, both kind mixes, their total
+variation distance and a permutation test's p (issue #52's probe).
+
 Usage: python bench/toolkit_calls.py PACK_DIR CHECKPOINT [CHECKPOINT ...]
-           [--samples 4] [--temperature 1.0] [--max-tokens 64] [--seed 0]
+           [--samples 4] [--temperature 1.0] [--max-tokens 64] [--seed 0] [--shuffle]
 Prints one JSON object: per checkpoint, overall and by modality.
 """
 
@@ -17,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
+import re
 import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -28,6 +35,40 @@ from sandmle.policies.toolkit import LEVELS, toolkit_command
 from sandmle.training.learning_curve import first_prompts
 
 KINDS = [*map(str, LEVELS), "broken", "no_call"]
+USER_TURN = re.compile(r"(<\|im_start\|>user\n)(.*?)(<\|im_end\|>)", re.DOTALL)
+"""The user turn as ChatML templates (Qwen's, the tiny models') render it."""
+
+
+def shuffle_task_text(prompt: str, rng: random.Random) -> str:
+    """``prompt`` with the words of its last user turn in random order; whitespace, markup
+    and every other turn as they were."""
+    turns = list(USER_TURN.finditer(prompt))
+    if not turns:
+        raise ValueError("no ChatML user turn in the prompt")
+    turn = turns[-1]
+    parts = re.split(r"(\s+)", turn.group(2))
+    words = parts[0::2]
+    rng.shuffle(words)
+    parts[0::2] = words
+    return prompt[: turn.start(2)] + "".join(parts) + prompt[turn.end(2) :]
+
+
+def mix_difference(a: list[str], b: list[str], rounds: int = 10_000, seed: int = 0) -> dict:
+    """Total variation distance between two kind mixes, and the share of label permutations
+    with one as large (a two-sided permutation test: no large-sample approximation)."""
+    rng = random.Random(seed)
+
+    def distance(x: list[str], y: list[str]) -> float:
+        cx, cy = Counter(x), Counter(y)
+        return 0.5 * sum(abs(cx[k] / len(x) - cy[k] / len(y)) for k in set(cx) | set(cy))
+
+    observed = distance(a, b)
+    pooled = [*a, *b]
+    hits = 0
+    for _ in range(rounds):
+        rng.shuffle(pooled)
+        hits += distance(pooled[: len(a)], pooled[len(a) :]) >= observed - 1e-12
+    return {"tv_distance": round(observed, 3), "p": round((hits + 1) / (rounds + 1), 4)}
 
 
 def classify(text: str) -> str:
@@ -86,11 +127,23 @@ def main() -> None:
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shuffle", action="store_true", help="also sample shuffled task text")
     args = parser.parse_args()
     competitions = load_pack(args.pack).competitions
     with tempfile.TemporaryDirectory() as logs:
         prompts = first_prompts(args.checkpoints[0], str(args.pack), Path(logs), toolkit=True)
     result: dict[str, Any] = {"pack": str(args.pack), "tasks": len(prompts), "checkpoints": {}}
+    shuffled: list[list[int]] = []
+    if args.shuffle:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(args.checkpoints[0])
+        rng = random.Random(args.seed)
+        texts = [tokenizer.decode(p) for p in prompts]
+        shuffled = [
+            tokenizer(shuffle_task_text(t, rng), add_special_tokens=False)["input_ids"]
+            for t in texts
+        ]
     for checkpoint in args.checkpoints:
         per_task = sample_kinds(checkpoint, prompts, args)
         by_modality: dict[str, list[str]] = defaultdict(list)
@@ -100,6 +153,13 @@ def main() -> None:
             "all": summarise([k for kinds in per_task for k in kinds]),
             **{m: summarise(k) for m, k in sorted(by_modality.items())},
         }
+        if shuffled:
+            original = [k for kinds in per_task for k in kinds]
+            noise = [k for kinds in sample_kinds(checkpoint, shuffled, args) for k in kinds]
+            result["checkpoints"][str(checkpoint)]["shuffled_task_text"] = {
+                "all": summarise(noise),
+                **mix_difference(original, noise, seed=args.seed),
+            }
     print(json.dumps(result, indent=1))
 
 

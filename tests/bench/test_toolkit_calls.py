@@ -46,3 +46,30 @@ def test_the_summary_counts_every_kind() -> None:
     summary = toolkit_calls.summarise(["4", "4", "2", "broken", "no_call"])
     assert summary["n"] == 5 and summary["valid_call"] == 0.6
     assert (summary["4"], summary["2"], summary["0"], summary["broken"]) == (2, 1, 0, 1)
+
+
+def test_shuffled_task_text_keeps_its_words_layout_and_other_turns():
+    import random
+
+    system = "<|im_start|>system\nYou are an agent.<|im_end|>\n"
+    task = "Predict the price of each house.\nScored by  RMSE on the test set."
+    prompt = f"{system}<|im_start|>user\n{task}<|im_end|>\n<|im_start|>assistant\n"
+    out = toolkit_calls.shuffle_task_text(prompt, random.Random(3))
+    assert out.startswith(system) and out.endswith("<|im_end|>\n<|im_start|>assistant\n")
+    shuffled = out[
+        len(system) + len("<|im_start|>user\n") : -len("<|im_end|>\n<|im_start|>assistant\n")
+    ]
+    assert shuffled != task and sorted(shuffled.split()) == sorted(task.split())
+    assert [len(s) for s in shuffled.split(" ") if not s] == [
+        len(s) for s in task.split(" ") if not s
+    ]
+    assert shuffled.count("\n") == task.count("\n")
+    with pytest.raises(ValueError, match="no ChatML user turn"):
+        toolkit_calls.shuffle_task_text("plain text", random.Random(0))
+
+
+def test_mix_difference_tells_a_changed_mix_from_the_same_one():
+    moved = toolkit_calls.mix_difference(["1"] * 20 + ["4"] * 20, ["4"] * 40, rounds=2000)
+    assert moved["tv_distance"] == 0.5 and moved["p"] < 0.01
+    same = toolkit_calls.mix_difference(["1", "4"] * 20, ["4", "1"] * 20, rounds=2000)
+    assert same == {"tv_distance": 0.0, "p": 1.0}
