@@ -11,7 +11,7 @@ tokenizer); sampling is plain ``generate`` at the eval's temperature and turn bu
 With ``--shuffle``, each prompt is also sampled with the words of its task text (the user
 turn) shuffled in place, the layout kept: a policy that reads the task chooses differently
 when the task is noise. The JSON then holds, per checkpoint, both kind mixes, their total
-variation distance and a permutation test's p (issue #52's probe).
+variation distance and a paired permutation test's p (issue #52's probe).
 
 Usage: python bench/toolkit_calls.py PACK_DIR CHECKPOINT [CHECKPOINT ...]
            [--samples 4] [--temperature 1.0] [--max-tokens 64] [--seed 0] [--shuffle]
@@ -53,21 +53,26 @@ def shuffle_task_text(prompt: str, rng: random.Random) -> str:
     return prompt[: turn.start(2)] + "".join(parts) + prompt[turn.end(2) :]
 
 
-def mix_difference(a: list[str], b: list[str], rounds: int = 10_000, seed: int = 0) -> dict:
-    """Total variation distance between two kind mixes, and the share of label permutations
-    with one as large (a two-sided permutation test: no large-sample approximation)."""
+def mix_difference(
+    a: list[list[str]], b: list[list[str]], rounds: int = 10_000, seed: int = 0
+) -> dict:
+    """Total variation distance between two kind mixes sampled on the same prompts (``a[i]``
+    and ``b[i]`` from prompt ``i``, equal sizes), and a paired permutation test's p: the share
+    of rounds, each swapping the two conditions of random prompts, with a distance as large."""
     rng = random.Random(seed)
 
-    def distance(x: list[str], y: list[str]) -> float:
-        cx, cy = Counter(x), Counter(y)
-        return 0.5 * sum(abs(cx[k] / len(x) - cy[k] / len(y)) for k in set(cx) | set(cy))
+    def distance(pairs: list[tuple[list[str], list[str]]]) -> float:
+        cx = Counter(k for x, _ in pairs for k in x)
+        cy = Counter(k for _, y in pairs for k in y)
+        nx, ny = max(sum(cx.values()), 1), max(sum(cy.values()), 1)
+        return 0.5 * sum(abs(cx[k] / nx - cy[k] / ny) for k in set(cx) | set(cy))
 
-    observed = distance(a, b)
-    pooled = [*a, *b]
+    pairs = list(zip(a, b, strict=True))
+    observed = distance(pairs)
     hits = 0
     for _ in range(rounds):
-        rng.shuffle(pooled)
-        hits += distance(pooled[: len(a)], pooled[len(a) :]) >= observed - 1e-12
+        swapped = [(y, x) if rng.random() < 0.5 else (x, y) for x, y in pairs]
+        hits += distance(swapped) >= observed - 1e-12
     return {"tv_distance": round(observed, 3), "p": round((hits + 1) / (rounds + 1), 4)}
 
 
@@ -154,11 +159,10 @@ def main() -> None:
             **{m: summarise(k) for m, k in sorted(by_modality.items())},
         }
         if shuffled:
-            original = [k for kinds in per_task for k in kinds]
-            noise = [k for kinds in sample_kinds(checkpoint, shuffled, args) for k in kinds]
+            noise = sample_kinds(checkpoint, shuffled, args)
             result["checkpoints"][str(checkpoint)]["shuffled_task_text"] = {
-                "all": summarise(noise),
-                **mix_difference(original, noise, seed=args.seed),
+                "all": summarise([k for kinds in noise for k in kinds]),
+                **mix_difference(per_task, noise, seed=args.seed),
             }
     print(json.dumps(result, indent=1))
 

@@ -69,7 +69,10 @@ def test_shuffled_task_text_keeps_its_words_layout_and_other_turns():
 
 
 def test_mix_difference_tells_a_changed_mix_from_the_same_one():
-    moved = toolkit_calls.mix_difference(["1"] * 20 + ["4"] * 20, ["4"] * 40, rounds=2000)
+    # 10 prompts, 4 samples each: level 1 on half of them turns into level 4
+    before = [["1", "1", "4", "4"]] * 10
+    after = [["4", "4", "4", "4"]] * 10
+    moved = toolkit_calls.mix_difference(before, after, rounds=2000)
     assert moved["tv_distance"] == 0.5 and moved["p"] < 0.01
-    same = toolkit_calls.mix_difference(["1", "4"] * 20, ["4", "1"] * 20, rounds=2000)
+    same = toolkit_calls.mix_difference(before, [["4", "1", "4", "1"]] * 10, rounds=2000)
     assert same == {"tv_distance": 0.0, "p": 1.0}
