@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -55,29 +55,26 @@ def short_tmp() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def sleeping() -> list[int]:
+def processes(matches: Callable[[list[bytes]], bool]) -> list[int]:
+    """Pids whose argv ``matches``."""
     found = []
     for proc in Path("/proc").iterdir():
         try:
             args = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if proc.name.isdigit() and args[:2] == [b"sleep", SLEEP.encode()]:
+        if proc.name.isdigit() and matches(args):
             found.append(int(proc.name))
     return found
+
+
+def sleeping() -> list[int]:
+    return processes(lambda args: args[:2] == [b"sleep", SLEEP.encode()])
 
 
 def launches_of(uids: list[str]) -> list[int]:
     """bwrap processes started ahead for these samples' next exec (their argv names the uid)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            args = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if proc.name.isdigit() and any(uid.encode() in args for uid in uids):
-            found.append(int(proc.name))
-    return found
+    return processes(lambda args: any(uid.encode() in args for uid in uids))
 
 
 def mounts_under(path: Path) -> list[str]:
