@@ -6,7 +6,6 @@ import signal
 from pathlib import Path
 
 from ._cgroup import remove_cgroup_named
-from ._command import SampleDirs
 from ._quota import release_tree
 from ._samples import (
     BASE_NAME,
@@ -14,7 +13,7 @@ from ._samples import (
     owner_gone,
     process_start_time,
     recorded_process,
-    remove_sample_dirs,
+    remove_root,
 )
 
 __all__ = ["process_start_time", "release_orphans", "release_sandboxes"]
@@ -41,9 +40,7 @@ def release_orphans(base: Path) -> list[str]:
         if launch is not None:  # runs as us, not as the sample's uid: ended here
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(launch, signal.SIGKILL)
-        owned = root.name.isdigit() and os.geteuid() == 0
-        uid = int(root.name) if owned else os.getuid()
-        remove_sample_dirs(SampleDirs(root=root, uid=uid, privileged=owned))
+        remove_root(root)
         remove_cgroup_named(root.name)
         released.append(root.name)
     return released

@@ -6,7 +6,7 @@ root-owned, so one sample cannot reach another's dirs even by name; only `work`,
 `submission` and `tmp` are owned by the sample's uid, and `rw` (root's) cannot be
 replaced from inside. The root's name is the uid, and
 `mkdir` is atomic, so concurrent Inspect processes never hand out the same uid. Each root
-names the process that made it (`owner`: pid and start time), so a later run can release
+names the process that made it (`owner`: pid, start time, PID namespace), so a later run can release
 what a run killed before its cleanup (SIGKILL, OOM, a SIGTERM Inspect does not catch) left.
 """
 
@@ -29,7 +29,7 @@ SANDBOX_USER = "agent"
 
 BASE_NAME = "sandmle-sandboxes"
 OWNER_FILE = "owner"
-"""In a sample's root, outside what the sandbox sees: ``<pid> <start time>`` of its maker."""
+"""In a sample's root, outside what the sandbox sees: its maker (``record_process``)."""
 
 
 def default_base_dir() -> Path:
@@ -53,7 +53,7 @@ def process_start_time(pid: int) -> str | None:
 
 
 LAUNCH_FILE = "launch"
-"""In a sample's root: ``<pid> <start time>`` of the bwrap started ahead for its next exec. One
+"""In a sample's root: the bwrap started ahead for its next exec (``record_process``). One
 waiting for its options does not die with a killed run; the next run's release ends it."""
 
 
@@ -185,8 +185,13 @@ def remove_all(base: Path, only: str | None = None) -> list[Path]:
     for root in sorted(base.iterdir()):
         if only is not None and root.name != only:
             continue
-        owned = root.name.isdigit() and os.geteuid() == 0
-        uid = int(root.name) if owned else os.getuid()
-        remove_sample_dirs(SampleDirs(root=root, uid=uid, privileged=owned))
+        remove_root(root)
         removed.append(root)
     return removed
+
+
+def remove_root(root: Path) -> None:
+    """`remove_sample_dirs` for a root found on disk (its name is its uid when we are root)."""
+    owned = root.name.isdigit() and os.geteuid() == 0
+    uid = int(root.name) if owned else os.getuid()
+    remove_sample_dirs(SampleDirs(root=root, uid=uid, privileged=owned))
