@@ -1,9 +1,9 @@
 """What each checkpoint's first toolkit call looks like on a pack's prompts, sampled without
-running anything: the share that is a valid ``python automl.py LEVEL`` call, its level mix, and
+running anything: the share that is a valid ``python automl.py OPTION`` call, its option mix, and
 the calls that broke (malformed JSON, another command) or never came (no tool call).
 
-The sandbox eval of a toolkit checkpoint runs the AutoML program at the chosen level (minutes
-per image task); this samples the same first turn in seconds, so it shows whether a trained
+The sandbox eval of a toolkit checkpoint runs the AutoML program with the chosen option
+(seconds to a minute a task); this samples the same first turn in seconds, so it shows whether a trained
 call carries to held-out prompts before the eval is paid for. The prompts are each task's
 first prompt as an episode renders it (one real episode per task, the first checkpoint's
 tokenizer); sampling is plain ``generate`` at the eval's temperature and turn budget.
@@ -31,10 +31,10 @@ from typing import Any
 
 from sandmle.env.chat import parse_tool_calls
 from sandmle.harness.pack import load_pack
-from sandmle.policies.toolkit import LEVELS, toolkit_command
+from sandmle.policies.toolkit import OPTIONS, toolkit_command
 from sandmle.training.learning_curve import first_prompts
 
-KINDS = [*map(str, LEVELS), "broken", "no_call"]
+KINDS = [*OPTIONS, "broken", "no_call"]
 USER_TURN = re.compile(r"(<\|im_start\|>user\n)(.*?)(<\|im_end\|>)", re.DOTALL)
 """The user turn as ChatML templates (Qwen's, the tiny models') render it."""
 
@@ -77,15 +77,15 @@ def mix_difference(
 
 
 def classify(text: str) -> str:
-    """A level when the turn is exactly one bash call of the toolkit command, else why not."""
+    """An option when the turn is exactly one bash call of the toolkit command, else why not."""
     _, calls = parse_tool_calls(text)
     if not calls:
         return "no_call"
     call = calls[0]
     command = str(next(iter(call.arguments.values()), "")).strip() if call.arguments else ""
-    for level in LEVELS:
-        if len(calls) == 1 and call.function == "bash" and command == toolkit_command(level):
-            return str(level)
+    for option in OPTIONS:
+        if len(calls) == 1 and call.function == "bash" and command == toolkit_command(option):
+            return option
     return "broken"
 
 
@@ -119,7 +119,7 @@ def sample_kinds(
 
 def summarise(kinds: list[str]) -> dict[str, Any]:
     counts = Counter(kinds)
-    valid = sum(counts[str(level)] for level in LEVELS)
+    valid = sum(counts[option] for option in OPTIONS)
     return {"n": len(kinds), "valid_call": round(valid / max(len(kinds), 1), 3),
             **{k: counts[k] for k in KINDS}}  # fmt: skip
 

@@ -1,15 +1,16 @@
-"""Each toolkit variant's grade on a pack: what a policy that calls ``python automl.py LEVEL``
-(the task toolkit, ``-T toolkit=true``) earns at each level, before any training.
+"""Each toolkit option's grade on a pack: what a policy that always calls ``python automl.py
+OPTION`` (the task toolkit, ``-T toolkit=true``) earns, before any training.
 
-The toolkit teacher (``sandmle/toolkit``) hands in a mix of these variants; GRPO can only
-prefer a variant that earns more reward, so this table says what there is to learn. The
+The toolkit teacher (``sandmle/toolkit``) hands in a mix of these options; GRPO can only
+prefer an option that earns more reward, so this table says what there is to learn. The
 program runs on the host against each task's public dir (the same text the sandbox gets) and
-the real grader grades the file. Prints JSON: per level, valid / above-median / medal counts
-and seconds per run, by modality and overall; the best fixed level against the per-task
+the real grader grades the file. Prints JSON: per option, valid / above-median / medal counts
+and seconds per run, by modality and overall; the best fixed option against the per-task
 oracle (``choice``: whether reading the task is worth anything); with ``--tokenizer DIR``, the
-tokens of each variant's rendered tool call.
+tokens of each option's rendered tool call. An option is the call's arguments: the toolkit's
+families (``table``, ``images``...), or any other arguments the program takes (``"table 1"``).
 
-Usage: python bench/toolkit_variants.py PACK_DIR [--levels 0,1,2,3,4] [--tokenizer DIR]
+Usage: python bench/toolkit_variants.py PACK_DIR [--options table,text,...] [--tokenizer DIR]
 """
 
 from __future__ import annotations
@@ -27,17 +28,17 @@ from pathlib import Path
 from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.pack import load_pack
 from sandmle.policies.automl import script_source
-from sandmle.policies.toolkit import LEVELS, toolkit_command
+from sandmle.policies.toolkit import OPTIONS, TOOLKIT_FILE
 
 TIMEOUT_S = 300
 
 
-def run_level(program: Path, public: Path, out: Path, level: int) -> tuple[bool, float]:
-    """Run the program at ``level`` on one task's public dir; (exited 0, seconds)."""
+def run_option(program: Path, public: Path, out: Path, option: str) -> tuple[bool, float]:
+    """Run the program with ``option``'s arguments on one task's public dir; (exited 0, s)."""
     env = {**os.environ, "SANDMLE_DATA_DIR": str(public), "SANDMLE_SUBMISSION_DIR": str(out)}
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, str(program), str(level)],
+        [sys.executable, str(program), *option.split()],
         env=env,
         capture_output=True,
         timeout=TIMEOUT_S,
@@ -46,23 +47,23 @@ def run_level(program: Path, public: Path, out: Path, level: int) -> tuple[bool,
     return done.returncode == 0, time.perf_counter() - start
 
 
-def measure(pack_dir: Path, levels: list[int]) -> list[dict]:
-    """One row per task and level: its modality, grade flags and seconds."""
+def measure(pack_dir: Path, options: list[str]) -> list[dict]:
+    """One row per task and option: its modality, grade flags and seconds."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         program = Path(tmp) / "automl.py"
         program.write_text(script_source(), encoding="utf-8")
         for competition in load_pack(pack_dir).competitions:
-            for level in levels:
-                out = Path(tmp) / f"{competition.id}-{level}"
+            for index, option in enumerate(options):
+                out = Path(tmp) / f"{competition.id}-{index}"
                 out.mkdir()
-                ok, seconds = run_level(program, competition.public_dir, out, level)
+                ok, seconds = run_option(program, competition.public_dir, out, option)
                 report = grade_csv(out / "submission.csv", competition)
                 rows.append(
                     {
                         "task": competition.id,
                         "modality": competition.config.modality,
-                        "level": level,
+                        "option": option,
                         "exit_ok": ok,
                         "valid": report.valid_submission,
                         "above_median": report.valid_submission and report.above_median,
@@ -75,14 +76,14 @@ def measure(pack_dir: Path, levels: list[int]) -> list[dict]:
 
 
 def summarise(rows: list[dict]) -> dict:
-    """Counts per level, overall and by modality."""
-    groups: dict[str, dict[int, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    """Counts per option, overall and by modality."""
+    groups: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        groups["all"][row["level"]].append(row)
-        groups[row["modality"]][row["level"]].append(row)
+        groups["all"][row["option"]].append(row)
+        groups[row["modality"]][row["option"]].append(row)
     return {
         group: {
-            str(level): {
+            option: {
                 "n": len(items),
                 "valid": sum(r["valid"] for r in items),
                 "above_median": sum(r["above_median"] for r in items),
@@ -90,37 +91,35 @@ def summarise(rows: list[dict]) -> dict:
                 "mean_seconds": round(sum(r["seconds"] for r in items) / len(items), 2),
                 "max_seconds": max(r["seconds"] for r in items),
             }
-            for level, items in sorted(by_level.items())
+            for option, items in by_option.items()
         }
-        for group, by_level in groups.items()
+        for group, by_option in groups.items()
     }
 
 
 ORACLE_MARGIN = 15
-"""Points above-median by which the per-task oracle must beat the best fixed level (issue #52:
+"""Points above-median by which the per-task oracle must beat the best fixed option (issue #52:
 a toolkit where the best choice depends on the task)."""
 FIXED_GAP = 10
-"""Points every fixed level must stay below the oracle (no one command nearly as good)."""
+"""Points every fixed option must stay below the oracle (no one command nearly as good)."""
 
 
 def choice_value(rows: list[dict]) -> dict:
-    """Above-median % of each fixed level, of the best fixed one and of the per-task oracle
-    (the best level for each task, known only in hindsight), and whether the design holds:
+    """Above-median % of each fixed option, of the best fixed one and of the per-task oracle
+    (the best option for each task, known only in hindsight), and whether the design holds:
     what a policy gains by reading the task, over always calling the same command."""
-    tasks: dict[str, dict[int, bool]] = defaultdict(dict)
+    tasks: dict[str, dict[str, bool]] = defaultdict(dict)
     for row in rows:
-        tasks[row["task"]][row["level"]] = bool(row["above_median"])
-    levels = sorted({row["level"] for row in rows})
+        tasks[row["task"]][row["option"]] = bool(row["above_median"])
+    options = list(dict.fromkeys(row["option"] for row in rows))
     n = max(len(tasks), 1)
-    fixed = {
-        lvl: round(100 * sum(t.get(lvl, False) for t in tasks.values()) / n, 1) for lvl in levels
-    }
+    fixed = {o: round(100 * sum(t.get(o, False) for t in tasks.values()) / n, 1) for o in options}
     oracle = round(100 * sum(any(t.values()) for t in tasks.values()) / n, 1)
-    best = max(fixed, key=lambda lvl: fixed[lvl])
+    best = max(fixed, key=lambda o: fixed[o])
     return {
         "tasks": len(tasks),
-        "fixed_above_median_pct": {str(lvl): pct for lvl, pct in fixed.items()},
-        "best_fixed": {"level": best, "above_median_pct": fixed[best]},
+        "fixed_above_median_pct": fixed,
+        "best_fixed": {"option": best, "above_median_pct": fixed[best]},
         "oracle_above_median_pct": oracle,
         "oracle_minus_best_fixed": round(oracle - fixed[best], 1),
         "design_holds": oracle - fixed[best] >= ORACLE_MARGIN
@@ -128,31 +127,32 @@ def choice_value(rows: list[dict]) -> dict:
     }
 
 
-def token_lengths(tokenizer_dir: str, levels: list[int]) -> dict[str, int]:
-    """Tokens of each variant's tool call as the Hermes template renders it."""
+def token_lengths(tokenizer_dir: str, options: list[str]) -> dict[str, int]:
+    """Tokens of each option's tool call as the Hermes template renders it."""
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     lengths = {}
-    for level in levels:
-        call = json.dumps({"name": "bash", "arguments": {"cmd": toolkit_command(level)}})
-        lengths[str(level)] = len(tokenizer(f"<tool_call>\n{call}\n</tool_call>")["input_ids"])
+    for option in options:
+        command = f"python {TOOLKIT_FILE} {option}"
+        call = json.dumps({"name": "bash", "arguments": {"cmd": command}})
+        lengths[option] = len(tokenizer(f"<tool_call>\n{call}\n</tool_call>")["input_ids"])
     return lengths
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pack", type=Path)
-    parser.add_argument("--levels", default=",".join(map(str, LEVELS)))
+    parser.add_argument("--options", default=",".join(OPTIONS))
     parser.add_argument("--tokenizer", default=None)
     args = parser.parse_args()
-    levels = [int(v) for v in args.levels.split(",")]
-    rows = measure(args.pack, levels)
-    result: dict = {"pack": str(args.pack), "tasks": len(rows) // len(levels)}
-    result["levels"] = summarise(rows)
+    options = [v.strip() for v in args.options.split(",") if v.strip()]
+    rows = measure(args.pack, options)
+    result: dict = {"pack": str(args.pack), "tasks": len(rows) // len(options)}
+    result["options"] = summarise(rows)
     result["choice"] = choice_value(rows)
     if args.tokenizer:
-        result["tokens"] = token_lengths(args.tokenizer, levels)
+        result["tokens"] = token_lengths(args.tokenizer, options)
     print(json.dumps(result, indent=1))
 
 

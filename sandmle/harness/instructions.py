@@ -32,9 +32,12 @@ def public_files(competition: Competition, max_listed: int = 20) -> list[str]:
 
 
 TOOLKIT_HINT = """
-- A baseline helper is in your work dir: `python automl.py LEVEL` fits a model on the data \
-and writes the submission (LEVEL 0 dummy, 1 linear, 2 random forest, 3 gradient boosting, \
-4 the best of them by cross-validation)."""
+- A baseline helper is in your work dir: `python automl.py FAMILY` fits gradient boosting on \
+one family of the data's inputs and writes the submission. FAMILY is `table` (the numeric, \
+categorical and date columns), or the table plus `text` (text columns), `images` (image \
+files), `audio` (audio files) or `series` (time trends, for forecasting); a family the data \
+lacks fails. An optional LEVEL after it sets the model: 0 dummy, 1 linear, 2 random forest, \
+3 gradient boosting, 4 the best of them by cross-validation."""
 
 
 def task_prompt(

@@ -185,7 +185,7 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
     """Runs per sample."""
     toolkit: bool = False
     """Ship the AutoML baseline as ``automl.py`` in the agent's work dir and name it in the
-    prompt (``python automl.py LEVEL``): an easier setting, for small models that cannot
+    prompt (``python automl.py FAMILY``): an easier setting, for small models that cannot
     write a whole modelling script in one turn (``sandmle/toolkit`` is its teacher)."""
 
     @classmethod

@@ -26,8 +26,22 @@ MANIFEST = "reproduce.json"
 CURVES = "curves.csv"
 """Training curves (run, step, metric, value), written by ``sandmle reproduce``'s report stage."""
 METRICS = {"valid_submission": "valid", "any_medal": "medal", "above_median": ">median"}
-PAIRS = [("GRPO", "SFT"), ("GRPO", "GRPO-sparse"), ("GRPO-from-base", "base")]
-"""The paper's comparisons: GRPO vs the SFT start, dense vs sparse, (GRPO from base vs base)."""
+FIXED_LOGS = "eval-fixed"
+"""Beside ``eval/``: the fixed toolkit options' logs (``eval.fixed_options``)."""
+FIXED_PREFIX = "fixed: "
+"""Roles of the fixed toolkit options: ``fixed: table``, ``fixed: images``..."""
+BEST_FIXED = "best fixed"
+"""Per benchmark × scaffold, the fixed option above the median most often there (chosen in
+hindsight on the pack it is tested on, which favours it): the command to beat."""
+PAIRS = [("GRPO", "SFT"), ("GRPO", BEST_FIXED), ("SFT", BEST_FIXED), ("GRPO", "GRPO-sparse"),
+         ("GRPO-from-base", "base")]  # fmt: skip
+"""The paper's comparisons: GRPO vs the SFT start, the learnt policies vs the best command
+that ignores the task, dense vs sparse, (GRPO from base vs base)."""
+
+
+def log_dirs(folder: Path) -> list[Path]:
+    """A reproduce folder's eval log dirs: ``eval`` and, when it ran, ``eval-fixed``."""
+    return [folder / "eval"] + ([folder / FIXED_LOGS] if (folder / FIXED_LOGS).is_dir() else [])
 
 
 def manifest_dir(log_dir: str | Path) -> Path | None:
@@ -96,10 +110,26 @@ def rate_text(row: pd.Series, metric: str) -> str:
     return f"{100 * value:.0f} [{100 * low:.0f}–{100 * high:.0f}]"
 
 
+def with_best_fixed(samples: pd.DataFrame) -> pd.DataFrame:
+    """``samples`` plus, per benchmark × scaffold with fixed options, the best one's rows again
+    as role ``best fixed`` (``fixed: X``'s name kept in ``best_of``)."""
+    if samples.empty:
+        return samples
+    fixed = samples[samples["role"].astype(str).str.startswith(FIXED_PREFIX)]
+    best = []
+    for _, part in fixed.groupby(["bench", "solver"], sort=False):
+        rates = part.groupby("role", sort=True)["above_median"].mean()
+        chosen = part[part["role"] == rates.idxmax()].copy()
+        chosen["best_of"], chosen["role"] = chosen["role"], BEST_FIXED
+        best.append(chosen)
+    return pd.concat([samples, *best], ignore_index=True) if best else samples
+
+
 def paired_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
     """The paper's pairs on shared tasks, per benchmark × scaffold × metric."""
     columns = ["A", "B", "bench", "solver", "metric", "A − B", "p", "tasks", "verdict"]
     rows = []
+    samples = with_best_fixed(samples)
     present = set(samples["role"]) if not samples.empty else set()
     for a, b in PAIRS:
         if not {a, b} <= present:

@@ -2,7 +2,8 @@
 
 Inspect matches a provider by its unqualified registry name, so ``@modelapi(name="sandmle")``
 (registered as ``sandmle/sandmle`` from this package) serves ``sandmle/heuristic``,
-``sandmle/sample-submission``, ``sandmle/toolkit``, ``sandmle/smollm2`` and ``sandmle/chaos``. Policies are plain functions of the
+``sandmle/sample-submission``, ``sandmle/toolkit`` (``sandmle/toolkit/<option>``: one fixed
+option), ``sandmle/smollm2`` and ``sandmle/chaos``. Policies are plain functions of the
 conversation and the offered tools; none of them calls a network.
 """
 
@@ -36,10 +37,12 @@ def get_policy(name: str, **model_args: Any) -> Policy:
         from sandmle.policies.sample_submission import sample_submission_policy
 
         return sample_submission_policy
-    if name == "toolkit":
+    if name == "toolkit" or name.startswith("toolkit/"):
         from sandmle.policies.toolkit import toolkit_policy
 
-        return toolkit_policy(**model_args)
+        # sandmle/toolkit/<option>: one fixed option, under a name of its own in the logs
+        fixed = {"option": name.split("/", 1)[1]} if "/" in name else {}
+        return toolkit_policy(**model_args, **fixed)
     if name == "smollm2":
         from sandmle.policies.smollm2 import smollm2_policy
 

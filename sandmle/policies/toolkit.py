@@ -1,14 +1,17 @@
 """``sandmle/toolkit``: a teacher of mixed quality for the task toolkit (``-T toolkit=true``).
 
 With the toolkit, every sandbox holds the AutoML program as ``automl.py`` in the agent's work
-dir, and ``python automl.py LEVEL`` fits a model of that strength and writes the submission
-(0 dummy, 1 linear, 2 random forest, 3 gradient boosting, 4 tuned by cross-validation). This
-policy makes that one short call, then submits. Its level is drawn per episode, so imitation
-learns a mix of good and poor calls and a reward that counts above-median can learn to prefer
-the better ones: the k-th episode on a prompt takes level ``levels[(offset + k) % len]``, the
-offset a hash of the prompt, so ``epochs = len(levels)`` gives every task each level exactly
-once, whatever order the episodes run in. ``-M levels=3,4`` narrows the mix, ``-M level=4``
-fixes it. Tree scaffolds get a Python script that runs the same command.
+dir, and ``python automl.py FAMILY`` fits a gradient-boosting model on one family of the
+data's inputs and writes the submission: ``table`` (numbers, categories, dates), or those plus
+``text``, ``images``, ``audio`` or ``series`` (time trends). A family the task lacks fails, and
+one that misses the task's signal scores low, so the right call depends on the task, as an ML
+engineer's does. This policy makes that one short call, then submits. Its family is drawn per
+episode, so imitation learns the call and a mix of families, and a reward that counts
+above-median can learn which family each task wants: the k-th episode on a prompt takes
+``options[(offset + k) % len]``, the offset a hash of the prompt, so ``epochs = len(options)``
+gives every task each option exactly once, whatever order the episodes run in. ``-M
+options=table,text`` narrows the mix, ``-M option=images`` fixes it. Tree scaffolds get a
+Python script that runs the same command.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from inspect_ai.tool import ToolInfo
 
 from sandmle.errors import SandmleError
 from sandmle.harness.layout import TOOLKIT_PATH
-from sandmle.policies.automl import LEVEL_NAMES
 from sandmle.policies.base import Policy
 from sandmle.policies.conversation import (
     call,
@@ -37,56 +39,57 @@ from sandmle.policies.conversation import (
 )
 from sandmle.policies.heuristic import WROTE
 from sandmle.policies.operators import analyze
+from sandmle.sandbox_scripts.automl.settings import FAMILIES
 from sandmle.scaffolds.prompt_format import REVIEW_TOOL, operator_of
 
 MODEL = "sandmle/toolkit"
 TOOLKIT_FILE = TOOLKIT_PATH.rsplit("/", 1)[1]
-LEVELS = tuple(range(len(LEVEL_NAMES)))
+OPTIONS: tuple[str, ...] = FAMILIES
+"""The toolkit's options, one word each: the families ``python automl.py FAMILY`` takes."""
 
 
-def toolkit_command(level: int) -> str:
-    """The shell command for one variant (the work dir is the shell's cwd)."""
-    return f"python {TOOLKIT_FILE} {level}"
+def toolkit_command(option: str) -> str:
+    """The shell command for one option (the work dir is the shell's cwd)."""
+    if option not in OPTIONS:
+        raise SandmleError(f"sandmle/toolkit: no option {option!r}; options: {', '.join(OPTIONS)}")
+    return f"python {TOOLKIT_FILE} {option}"
 
 
-def toolkit_code(level: int) -> str:
+def toolkit_code(option: str) -> str:
     """The same call as a Python script, for scaffolds that ask for code."""
     return (
         "import subprocess\nimport sys\n\n"
-        f'subprocess.run([sys.executable, "{TOOLKIT_PATH}", "{level}"], check=True)\n'
+        f'subprocess.run([sys.executable, "{TOOLKIT_PATH}", "{option}"], check=True)\n'
     )
 
 
-def parse_levels(levels: Any = None, level: Any = None) -> tuple[int, ...]:
-    """The mix from model args: ``level`` (one), ``levels`` ("0,3,4" or a list), or all."""
-    raw = [level] if level is not None else levels
+def parse_options(options: Any = None, option: Any = None) -> tuple[str, ...]:
+    """The mix from model args: ``option`` (one), ``options`` ("table,text" or a list), or all."""
+    raw = [option] if option is not None else options
     if raw is None:
-        return LEVELS
+        return OPTIONS
     items = str(raw).replace(" ", "").strip("[]()").split(",") if isinstance(raw, str) else raw
-    try:
-        chosen = tuple(int(str(item).strip()) for item in items)
-    except ValueError:
+    chosen = tuple(str(item).strip().strip("'\"") for item in items)
+    if not chosen or any(value not in OPTIONS for value in chosen):
         raise SandmleError(
-            f"sandmle/toolkit: levels must be integers in 0-4, got {raw!r}"
-        ) from None
-    if not chosen or any(value not in LEVELS for value in chosen):
-        raise SandmleError(f"sandmle/toolkit: levels must be integers in 0-4, got {raw!r}")
+            f"sandmle/toolkit: options must be among {', '.join(OPTIONS)}, got {raw!r}"
+        )
     return chosen
 
 
 class ToolkitPolicy:
-    """Draws a level per episode (see the module), then acts on it."""
+    """Draws an option per episode (see the module), then acts on it."""
 
-    def __init__(self, levels: tuple[int, ...]) -> None:
-        self.levels = levels
+    def __init__(self, options: tuple[str, ...]) -> None:
+        self.options = options
         self.seen: Counter[str] = Counter()
 
-    def next_level(self, prompt: str) -> int:
+    def next_option(self, prompt: str) -> str:
         digest = hashlib.sha256(prompt.encode("utf-8")).digest()
         offset = int.from_bytes(digest[:4], "big")
-        index = (offset + self.seen[prompt]) % len(self.levels)
+        index = (offset + self.seen[prompt]) % len(self.options)
         self.seen[prompt] += 1
-        return self.levels[index]
+        return self.options[index]
 
     def __call__(
         self, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
@@ -101,15 +104,15 @@ class ToolkitPolicy:
             done = any(WROTE in run.output for run in runs)
             note = "The toolkit wrote the submission." if done else "The toolkit call failed."
             return finish(MODEL, tools, note, json_actions(messages, tools))
-        level = self.next_level(prompt)
+        option = self.next_option(prompt)
         if operator is not None or not names:
-            return reply(MODEL, f"```python\n{toolkit_code(level)}```\n")
+            return reply(MODEL, f"```python\n{toolkit_code(option)}```\n")
         if "bash" in names:
-            command = toolkit_command(level)
+            command = toolkit_command(option)
             return call(MODEL, "bash", {first_parameter(tools, "bash", "cmd"): command}, "")
-        action = run_code(MODEL, tools, toolkit_code(level), "")
-        return action or reply(MODEL, f"```python\n{toolkit_code(level)}```\n")
+        action = run_code(MODEL, tools, toolkit_code(option), "")
+        return action or reply(MODEL, f"```python\n{toolkit_code(option)}```\n")
 
 
-def toolkit_policy(levels: Any = None, level: Any = None) -> Policy:
-    return ToolkitPolicy(parse_levels(levels, level))
+def toolkit_policy(options: Any = None, option: Any = None) -> Policy:
+    return ToolkitPolicy(parse_options(options, option))

@@ -117,6 +117,11 @@ class EvalStage(Strict):
     ``benchmarks``). The first is the trained one: the episode's scaffold, with its args."""
     benchmarks: list[Alias] = Field(default_factory=lambda: list(ALIASES), min_length=1)
     epochs: int = Field(default=1, ge=1)
+    fixed_options: bool = True
+    """In the task toolkit, also run each of its fixed options (``sandmle/toolkit/<option>``,
+    one command whatever the task) on the held-out pack under the trained scaffold, once per
+    task: the report pairs GRPO with the best of them (what a policy that never reads the task
+    earns at best). Nothing without the toolkit or the held-out pack."""
     max_samples: int | None = 2
     max_tasks: int | None = 2
     limit: int | None = None

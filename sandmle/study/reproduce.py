@@ -37,6 +37,7 @@ from rich.console import Console
 
 from sandmle.errors import SandmleError
 from sandmle.harness.solvers import AGENT_ERROR_KEY
+from sandmle.leaderboard.reproduce_view import FIXED_LOGS, FIXED_PREFIX
 from sandmle.specs.benchmarks import benchmark
 from sandmle.specs.checkpoint import METADATA_FILE
 from sandmle.specs.profile import GRPOArm, Profile, load_profile
@@ -360,6 +361,16 @@ def roles(run: Run) -> dict[str, str]:
     return out
 
 
+def fixed_roles(run: Run) -> dict[str, str]:
+    """Role → Inspect model of each fixed toolkit option the eval runs (``fixed_options``)."""
+    from sandmle.policies.toolkit import OPTIONS
+
+    spec = run.profile.eval
+    if not (run.profile.episode.toolkit and spec.fixed_options and "heldout" in spec.benchmarks):
+        return {}
+    return {f"{FIXED_PREFIX}{option}": f"sandmle/toolkit/{option}" for option in OPTIONS}
+
+
 def model_name(run: Run, model: str) -> str:
     return f"{run.profile.eval.provider}/{model}"
 
@@ -401,10 +412,29 @@ def eval_study(run: Run) -> StudyConfig:
     )
 
 
+def fixed_study(run: Run) -> StudyConfig | None:
+    """The fixed toolkit options on the held-out pack, trained scaffold, one epoch (each
+    option is one deterministic command), logged beside the eval (``eval-fixed``: one
+    ``eval_set`` folder holds one set of tasks)."""
+    fixed = fixed_roles(run)
+    if not fixed:
+        return None
+    study = eval_study(run)
+    return study.model_copy(
+        update={
+            "name": f"{run.profile.name}-fixed",
+            "log_dir": str(run.path(FIXED_LOGS)),  # one eval_set folder, one set of tasks
+            "models": [ModelEntry(model=m) for m in fixed.values()],
+            "scaffolds": [study.scaffolds[0].model_copy(update={"epochs": 1, "benchmarks": None})],
+            "benchmarks": [b for b in study.benchmarks if b.key == "heldout"],
+        }
+    )
+
+
 def write_manifest(run: Run) -> Path:
     manifest = {
         "profile": run.profile.name,
-        "roles": {role: model_name(run, m) for role, m in roles(run).items()},
+        "roles": {role: model_name(run, m) for role, m in roles(run).items()} | fixed_roles(run),
         "trained_scaffold": run.profile.episode.solver,
         "scaffolds": [s.solver for s in run.profile.eval.scaffolds],
         "benchmarks": {benchmark(b).log_name: b for b in run.profile.eval.benchmarks},
@@ -422,19 +452,23 @@ def write_manifest(run: Run) -> Path:
 
 def stage_eval(run: Run) -> dict[str, Any]:
     write_manifest(run)
-    study = eval_study(run)
-    cells = len(study.models) * len(study.cells())
-    tasks = study_tasks(study)
-    total = sample_count(study, tasks)
-    with ProgressLines(run.path("eval"), total, run.console, enabled=not run.console.is_terminal):
-        if run.profile.eval.backend == "ray":
-            from sandmle.study.ray_eval import run_study_on_ray
+    studies = [s for s in (eval_study(run), fixed_study(run)) if s is not None]
+    cells = sum(len(study.models) * len(study.cells()) for study in studies)
+    ok = True
+    for study in studies:
+        tasks = study_tasks(study)
+        total = sample_count(study, tasks)
+        folder = study.resolved_log_dir()
+        with ProgressLines(folder, total, run.console, enabled=not run.console.is_terminal):
+            if run.profile.eval.backend == "ray":
+                from sandmle.study.ray_eval import run_study_on_ray
 
-            ok = run_study_on_ray(study, run.profile.eval.ray)
-        else:
-            ok = run_study(study, display=display(), tasks=tasks)
-    health = eval_health(run.path("eval"))
-    return {"success": ok, "cells": cells, **health, "log_dir": str(run.path("eval"))}
+                ok = run_study_on_ray(study, run.profile.eval.ray) and ok
+            else:
+                ok = run_study(study, display=display(), tasks=tasks) and ok
+    health = [eval_health(study.resolved_log_dir()) for study in studies]
+    totals = {key: sum(h[key] for h in health) for key in health[0]}
+    return {"success": ok, "cells": cells, **totals, "log_dir": str(run.path("eval"))}
 
 
 def eval_health(log_dir: Path) -> dict[str, int]:

@@ -202,7 +202,7 @@ def write_reproduce_report(out: Path, console: Console | None = None) -> Path:
     """Print the tables, write ``curves.csv``, ``report.html`` and ``leaderboard.html``."""
     console = console or Console()
     manifest = view.read_manifest(out)
-    samples = view.with_roles(load_logs([out / "eval"]).samples, manifest)
+    samples = view.with_roles(load_logs(view.log_dirs(out)).samples, manifest)
     cells = view.cell_table(samples, manifest)
     pairs = view.paired_table(samples, manifest)
     drops = view.drop_table(samples, manifest)
@@ -219,6 +219,6 @@ def write_reproduce_report(out: Path, console: Console | None = None) -> Path:
     path = out / "report.html"
     path.write_text(report_html(manifest, cells, pairs, drops, curves, warnings), encoding="utf-8")
     if not samples.empty:
-        export_html([out / "eval"], out / "leaderboard.html")
+        export_html(view.log_dirs(out), out / "leaderboard.html")
     console.print(f"report: {path}", highlight=False)
     return path

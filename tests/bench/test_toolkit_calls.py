@@ -24,28 +24,29 @@ def call(name: str, arguments: object) -> str:
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        (call("bash", {"command": "python automl.py 4"}), "4"),
-        (call("bash", {"cmd": " python automl.py 0 "}), "0"),
-        (call("bash", {"command": "python automl.py 7"}), "broken"),
-        (call("bash", {"command": "python automl.py 2; rm -rf ."}), "broken"),
-        (call("python", {"code": "python automl.py 2"}), "broken"),
-        (call("bash", {"command": "python automl.py 2"}) * 2, "broken"),
+        (call("bash", {"command": "python automl.py images"}), "images"),
+        (call("bash", {"cmd": " python automl.py table "}), "table"),
+        (call("bash", {"command": "python automl.py 4"}), "broken"),  # the old toolkit's call
+        (call("bash", {"command": "python automl.py tables"}), "broken"),
+        (call("bash", {"command": "python automl.py text; rm -rf ."}), "broken"),
+        (call("python", {"code": "python automl.py text"}), "broken"),
+        (call("bash", {"command": "python automl.py text"}) * 2, "broken"),
         (
-            '<tool_call>{"name": "bash", "bash", "arguments": "python automl.py 2"}}</tool_call>',
+            '<tool_call>{"name": "bash", "bash", "arguments": "python automl.py text"}}</tool_call>',
             "broken",
         ),  # fmt: skip
         ('The toolkit wrote the submission.py 2"}}</tool_call>', "no_call"),
         (call("submit", {"answer": "done"}), "broken"),
     ],
 )
-def test_a_turn_is_a_level_only_when_it_is_exactly_the_toolkit_call(text: str, kind: str) -> None:
+def test_a_turn_is_an_option_only_when_it_is_exactly_the_toolkit_call(text: str, kind: str) -> None:
     assert toolkit_calls.classify(text) == kind
 
 
 def test_the_summary_counts_every_kind() -> None:
-    summary = toolkit_calls.summarise(["4", "4", "2", "broken", "no_call"])
+    summary = toolkit_calls.summarise(["audio", "audio", "text", "broken", "no_call"])
     assert summary["n"] == 5 and summary["valid_call"] == 0.6
-    assert (summary["4"], summary["2"], summary["0"], summary["broken"]) == (2, 1, 0, 1)
+    assert (summary["audio"], summary["text"], summary["table"], summary["broken"]) == (2, 1, 0, 1)
 
 
 def test_shuffled_task_text_keeps_its_words_layout_and_other_turns():
@@ -69,10 +70,12 @@ def test_shuffled_task_text_keeps_its_words_layout_and_other_turns():
 
 
 def test_mix_difference_tells_a_changed_mix_from_the_same_one():
-    # 10 prompts, 4 samples each: level 1 on half of them turns into level 4
-    before = [["1", "1", "4", "4"]] * 10
-    after = [["4", "4", "4", "4"]] * 10
+    # 10 prompts, 4 samples each: table on half of them turns into text
+    before = [["table", "table", "text", "text"]] * 10
+    after = [["text", "text", "text", "text"]] * 10
     moved = toolkit_calls.mix_difference(before, after, rounds=2000)
     assert moved["tv_distance"] == 0.5 and moved["p"] < 0.01
-    same = toolkit_calls.mix_difference(before, [["4", "1", "4", "1"]] * 10, rounds=2000)
+    same = toolkit_calls.mix_difference(
+        before, [["text", "table", "text", "table"]] * 10, rounds=2000
+    )
     assert same == {"tv_distance": 0.0, "p": 1.0}

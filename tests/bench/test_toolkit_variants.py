@@ -1,6 +1,6 @@
-"""bench/toolkit_variants.py's choice summary: the best fixed level against the per-task oracle,
-and the design rule of issue #52 (oracle at least 15 points above the best fixed level, every
-fixed level at least 10 below it)."""
+"""bench/toolkit_variants.py's choice summary: the best fixed option against the per-task
+oracle, and the design rule of issue #52 (oracle at least 15 points above the best fixed
+option, every fixed option at least 10 below it)."""
 
 from __future__ import annotations
 
@@ -16,25 +16,35 @@ toolkit_variants = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(toolkit_variants)
 
 
-def rows(table: dict[str, dict[int, bool]]) -> list[dict]:
+def rows(table: dict[str, dict[str, bool]]) -> list[dict]:
     return [
-        {"task": task, "level": level, "above_median": above}
-        for task, levels in table.items()
-        for level, above in levels.items()
+        {"task": task, "option": option, "above_median": above}
+        for task, options in table.items()
+        for option, above in options.items()
     ]
 
 
-def test_one_level_that_wins_everywhere_leaves_nothing_to_choose():
-    table = {f"t{i}": {0: False, 3: True, 4: i % 2 == 0} for i in range(10)}
+def test_one_option_that_wins_everywhere_leaves_nothing_to_choose():
+    table = {f"t{i}": {"table": False, "text": True, "images": i % 2 == 0} for i in range(10)}
     choice = toolkit_variants.choice_value(rows(table))
-    assert choice["best_fixed"] == {"level": 3, "above_median_pct": 100.0}
+    assert choice["best_fixed"] == {"option": "text", "above_median_pct": 100.0}
     assert choice["oracle_above_median_pct"] == 100.0
     assert choice["oracle_minus_best_fixed"] == 0.0 and not choice["design_holds"]
 
 
-def test_levels_that_win_on_different_tasks_make_the_choice_worth_learning():
-    # each task has one level above the median: the oracle gets all, any fixed level a third
-    table = {f"t{i}": {level: level == i % 3 for level in range(3)} for i in range(9)}
+def test_options_that_win_on_different_tasks_make_the_choice_worth_learning():
+    # each task has one option above the median: the oracle gets all, any fixed option a third
+    names = ("table", "text", "images")
+    table = {f"t{i}": {o: o == names[i % 3] for o in names} for i in range(9)}
     choice = toolkit_variants.choice_value(rows(table))
-    assert choice["fixed_above_median_pct"] == {"0": 33.3, "1": 33.3, "2": 33.3}
+    assert choice["fixed_above_median_pct"] == {"table": 33.3, "text": 33.3, "images": 33.3}
     assert choice["oracle_above_median_pct"] == 100.0 and choice["design_holds"]
+
+
+def test_a_fixed_option_near_the_oracle_fails_the_design():
+    # the oracle beats the best by 20 points, but a second option sits 5 points below it
+    table = {f"t{i}": {"a": i < 16, "b": i < 19, "c": i >= 16} for i in range(20)}
+    choice = toolkit_variants.choice_value(rows(table))
+    assert choice["oracle_above_median_pct"] == 100.0
+    assert choice["best_fixed"] == {"option": "b", "above_median_pct": 95.0}
+    assert not choice["design_holds"]

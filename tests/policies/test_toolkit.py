@@ -18,7 +18,7 @@ from sandmle.harness.automl_program import script_source
 from sandmle.harness.competition import load_competition
 from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.task import default_agent
-from sandmle.policies.toolkit import LEVELS, parse_levels, toolkit_command, toolkit_policy
+from sandmle.policies.toolkit import OPTIONS, parse_options, toolkit_command, toolkit_policy
 from tests.conftest import FIXTURES
 
 BASH = ToolInfo(name="bash", description="Run bash.", parameters=ToolParams())
@@ -31,26 +31,28 @@ def first_command(policy, prompt: str) -> str:
     return str(next(iter(tool_call.arguments.values())))
 
 
-def test_each_level_once_per_prompt_in_len_levels_episodes():
+def test_each_option_once_per_prompt_in_len_options_episodes():
     policy = toolkit_policy()
     for prompt in ("task A", "task B", "task C"):
-        commands = [first_command(policy, prompt) for _ in LEVELS]
-        assert sorted(commands) == sorted(toolkit_command(level) for level in LEVELS)
-    # the offset differs between prompts, so one prompt's first episode is not always level 0
+        commands = [first_command(policy, prompt) for _ in OPTIONS]
+        assert sorted(commands) == sorted(toolkit_command(option) for option in OPTIONS)
+    # the offset differs between prompts, so one prompt's first episode is not always `table`
     firsts = Counter(first_command(toolkit_policy(), f"task {i}") for i in range(40))
     assert len(firsts) > 1
 
 
-def test_levels_narrow_or_fix_the_mix():
-    assert parse_levels() == LEVELS
-    assert parse_levels("3,4") == (3, 4)
-    assert parse_levels(level=4) == (4,)
-    assert {first_command(toolkit_policy(level=2), f"t{i}") for i in range(5)} == {
-        toolkit_command(2)
+def test_options_narrow_or_fix_the_mix():
+    assert parse_options() == OPTIONS == ("table", "text", "images", "audio", "series")
+    assert parse_options("text,images") == ("text", "images")
+    assert parse_options(option="audio") == ("audio",)
+    assert {first_command(toolkit_policy(option="series"), f"t{i}") for i in range(5)} == {
+        toolkit_command("series")
     }
-    for bad in ("5", "x", ""):
-        with pytest.raises(SandmleError, match="levels must be integers"):
-            parse_levels(bad)
+    for bad in ("4", "x", "", "table,tables"):
+        with pytest.raises(SandmleError, match="options must be among table, text"):
+            parse_options(bad)
+    with pytest.raises(SandmleError, match="no option 'tabular'"):
+        toolkit_command("tabular")
 
 
 def run_program(public: Path, out: Path, *argv: str) -> subprocess.CompletedProcess:
@@ -67,14 +69,15 @@ def run_program(public: Path, out: Path, *argv: str) -> subprocess.CompletedProc
     )
 
 
-def test_program_takes_its_level_from_the_command_line(tmp_path: Path):
+def test_program_takes_its_family_and_level_from_the_command_line(tmp_path: Path):
     competition = load_competition(FIXTURES / "bike-rentals")
-    bad = run_program(competition.public_dir, tmp_path, "7")
-    assert bad.returncode != 0 and "usage: python automl.py [LEVEL]" in bad.stderr
+    for bad in (["7"], ["tabular"], ["table", "9"], ["table", "3", "x"]):
+        done = run_program(competition.public_dir, tmp_path, *bad)
+        assert done.returncode != 0 and "usage: python automl.py FAMILY [LEVEL]" in done.stderr
     assert not (tmp_path / "submission" / "submission.csv").exists()
     scores = {}
-    for level in ("0", "3"):
-        done = run_program(competition.public_dir, tmp_path, level)
+    for argv, level in ((["table", "0"], "0"), (["table"], "3")):  # 3: the toolkit's default
+        done = run_program(competition.public_dir, tmp_path, *argv)
         assert done.returncode == 0, done.stderr
         assert f"(level {level})" in done.stdout
         report = grade_csv(tmp_path / "submission" / "submission.csv", competition)
@@ -83,11 +86,22 @@ def test_program_takes_its_level_from_the_command_line(tmp_path: Path):
     assert scores["0"] != scores["3"]  # the argument picked the model, not the file's default
 
 
+def test_a_family_the_task_lacks_fails_and_says_what_it_has(tmp_path: Path):
+    """bike-rentals is a table of numbers and categories: no text, images or audio."""
+    competition = load_competition(FIXTURES / "bike-rentals")
+    for family, kind in (("text", "text"), ("images", "image"), ("audio", "audio")):
+        done = run_program(competition.public_dir, tmp_path, family)
+        assert done.returncode != 0
+        assert f"automl.py {family}: this task has no {kind} inputs (found: " in done.stderr
+        assert "numeric" in done.stderr
+        assert not (tmp_path / "submission" / "submission.csv").exists()
+
+
 def run_toolkit(pack: Path, tmp_path: Path, toolkit: bool):
     [log] = inspect_eval(
         synthetic(pack=str(pack), tasks="bike-rentals", toolkit=toolkit),
         model="sandmle/toolkit",
-        model_args={"level": 1},
+        model_args={"option": "table"},
         solver=default_agent(),
         display="none",
         log_dir=str(tmp_path / f"logs-{toolkit}"),
@@ -99,7 +113,7 @@ def run_toolkit(pack: Path, tmp_path: Path, toolkit: bool):
 
 def test_toolkit_ships_the_program_and_names_it(pack_dir: Path, tmp_path: Path):
     sample = run_toolkit(pack_dir, tmp_path, toolkit=True)
-    assert "`python automl.py LEVEL`" in str(sample.input)
+    assert "`python automl.py FAMILY`" in str(sample.input)
     assert sample.scores["medal_scorer"].value["valid_submission"] == 1.0
     # without the argument the prompt does not name it and the sandbox does not hold it
     plain = run_toolkit(pack_dir, tmp_path, toolkit=False)

@@ -271,3 +271,26 @@ def test_a_bad_scaffold_entry_is_refused_before_any_stage(tmp_path: Path) -> Non
         data["eval"]["scaffolds"] = [bad]
         with pytest.raises(SandmleError, match=word):
             load_profile(_profile_file(tmp_path, eval=data["eval"]))
+
+
+def test_cpu_micro_runs_each_fixed_toolkit_option_on_the_held_out_pack(tmp_path: Path) -> None:
+    """The report's `best fixed` row: every toolkit option as its own model, once per held-out
+    task under the trained scaffold, logged beside the eval; none where the episode has no
+    toolkit."""
+    from rich.console import Console
+
+    from sandmle.policies.toolkit import OPTIONS
+
+    profile, path = load_profile("cpu-micro")
+    run = reproduce.Run(profile, path, tmp_path, Console())
+    for stage in ("sft", "grpo-dense", "grpo-sparse"):
+        run.finish(stage, {"checkpoint": str(tmp_path / stage)})
+    study = reproduce.fixed_study(run)
+    assert study is not None
+    assert [m.model for m in study.models] == [f"sandmle/toolkit/{o}" for o in OPTIONS]
+    assert [(b.key, s.solver, s.epochs) for b, s in study.cells()] == [("heldout", "react", 1)]
+    assert study.resolved_log_dir() == tmp_path / "eval-fixed"
+    assert reproduce.fixed_roles(run)["fixed: images"] == "sandmle/toolkit/images"
+    toy, toy_path = load_profile("toy")
+    assert not toy.episode.toolkit
+    assert reproduce.fixed_study(reproduce.Run(toy, toy_path, tmp_path, Console())) is None

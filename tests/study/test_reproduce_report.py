@@ -164,3 +164,29 @@ def test_app_reproduce_tab_shows_the_report(
     assert set(pairs["verdict"]) == {too_few()}
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in app.get("plotly_chart")]
     assert "training curves" in titles and any("valid %" in t for t in titles)
+
+
+def test_grpo_is_paired_with_the_best_fixed_option_of_each_cell() -> None:
+    """The fixed toolkit options run once per task; the one above the median most often on a
+    benchmark × scaffold is the command GRPO must beat there (here `text`: 6 of 12)."""
+    rows = []
+    for i in range(12):
+        base = {"solver": "react", "bench": "held-out", "competition_id": f"t{i}",
+                "valid_submission": 1.0, "any_medal": 0.0}  # fmt: skip
+        for role, above in (("GRPO", i < 11), ("SFT", i < 6), ("fixed: table", i < 4),
+                            ("fixed: text", 6 <= i), ("fixed: audio", False)):  # fmt: skip
+            rows.append({**base, "role": role, "above_median": float(above)})
+    samples = pd.DataFrame(rows)
+    best = view.with_best_fixed(samples)
+    chosen = best[best["role"] == view.BEST_FIXED]
+    assert set(chosen["best_of"]) == {"fixed: text"} and len(chosen) == 12
+    pairs = view.paired_table(samples, {"roles": {}})
+    above = pairs[(pairs["metric"] == ">median") & (pairs["B"] == view.BEST_FIXED)]
+    grpo = above[above["A"] == "GRPO"].iloc[0]
+    # GRPO wins on t0-t5 and loses on t11: 7 discordant, 6 one way (McNemar's exact)
+    assert grpo["A − B"] == "+42" and grpo["tasks"] == 12
+    sft = above[above["A"] == "SFT"].iloc[0]
+    assert sft["A − B"] == "+0" and sft["verdict"] == "≈ tie"
+    # no fixed options, no such row
+    plain = view.paired_table(samples[~samples["role"].str.startswith("fixed")], {"roles": {}})
+    assert view.BEST_FIXED not in set(plain["B"])

@@ -16,6 +16,8 @@ from .settings import (
     AUDIO_FRAME,
     AUDIO_SUFFIXES,
     DATA_DIR,
+    FAMILY,
+    FAMILY_INPUTS,
     IMAGE_SIZE,
     IMAGE_SUFFIXES,
     LEVEL,
@@ -26,6 +28,25 @@ from .settings import (
 from .task import is_integral
 
 # ---------------------------------------------------------------- features
+
+
+def wants(kind: str) -> bool:
+    """Whether this run's inputs include ``kind`` (text, image, audio, date or time): all of
+    them by default, none under SAFE, one with a toolkit family (dates are the table's)."""
+    if SAFE:
+        return False
+    return FAMILY == "all" or kind == "date" or FAMILY_INPUTS.get(FAMILY) == kind
+
+
+def require(kind: str, info: dict[str, Any]) -> None:
+    """A toolkit family whose inputs the task lacks fails, saying what the task has."""
+    if FAMILY in FAMILY_INPUTS and FAMILY_INPUTS[FAMILY] == kind and not info.get(kind):
+        found = ", ".join(f"{info[k]} {k}" for k in ("numeric", "categorical", "text", "image",
+                                                     "audio", "date") if info.get(k))  # fmt: skip
+        raise SystemExit(
+            f"automl.py {FAMILY}: this task has no {kind} inputs (found: {found or 'none'});"
+            " run it with the family that matches the data"
+        )
 
 
 def image_index() -> dict[str, Path]:
@@ -159,16 +180,16 @@ def build_features(
     for col in [c for c in cols if c not in numeric]:
         values = both[col]
         text = values.fillna("").astype(str)
-        if not SAFE and text.str.lower().str.endswith(IMAGE_SUFFIXES).mean() > 0.9:
+        if wants("image") and text.str.lower().str.endswith(IMAGE_SUFFIXES).mean() > 0.9:
             blocks.append(image_features([DATA_DIR / v for v in text]))
             info["image"] += 1
-        elif not SAFE and text.str.lower().str.endswith(AUDIO_SUFFIXES).mean() > 0.9:
+        elif wants("audio") and text.str.lower().str.endswith(AUDIO_SUFFIXES).mean() > 0.9:
             blocks.append(audio_features([DATA_DIR / v for v in text]))
             info["audio"] += 1
-        elif not SAFE and (dates := date_parts(values)) is not None:
+        elif wants("date") and (dates := date_parts(values)) is not None:
             blocks.append(dates.fillna(dates.median()).fillna(0))
             info["date"] += 1
-        elif not SAFE and text.str.split().map(len).mean() >= 4:
+        elif wants("text") and text.str.split().map(len).mean() >= 4:
             blocks.append(tfidf(text))
             info["text"] += 1
         elif values.nunique() <= max(50, len(both) // 4):
@@ -179,10 +200,14 @@ def build_features(
             )
             info["categorical"] += 1
             series.append(col)
-    if not SAFE:
+    if wants("image"):
         add_image_ids(both, spec, blocks, info)
+    if wants("audio"):
         add_audio_ids(both, spec, blocks, info)
+    if wants("time"):
         add_time_features(train, test, both, numeric, series, blocks, info)
+    for kind in ("text", "image", "audio", "time"):
+        require(kind, info)
     if not blocks:
         blocks.append(np.zeros((len(both), 1)))
     matrix = np.hstack([np.asarray(b, dtype=float) for b in blocks])

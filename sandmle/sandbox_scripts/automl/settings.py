@@ -20,14 +20,26 @@ from typing import Any
 
 LEVEL = 2  # 0 dummy, 1 linear, 2 random forest, 3 gradient boosting, 4 tuned (best by CV)
 SAFE = False  # True: numbers and categories only (no text, image or time features)
+FAMILY = "all"  # the inputs the model sees: all it finds, or one toolkit family (FAMILIES)
 SEED = 0
 DATA_DIR = Path(os.environ.get("SANDMLE_DATA_DIR", "/home/data"))
 SUBMISSION_DIR = Path(os.environ.get("SANDMLE_SUBMISSION_DIR", "/home/submission"))
-USAGE = "usage: python automl.py [LEVEL]: 0 dummy, 1 linear, 2 forest, 3 boosting, 4 tuned"
-if __name__ == "__main__" and len(sys.argv) > 1:  # the task toolkit's helper: the level as argv
-    if sys.argv[1] not in ("0", "1", "2", "3", "4"):
+# The task toolkit's families: the table's columns (numbers, categories, dates), and each other
+# family those plus one kind of input, which the task must have: the feature builder's count
+# of it (FAMILY_INPUTS) must not be zero, else the run fails with what it found.
+FAMILIES = ("table", "text", "images", "audio", "series")
+FAMILY_INPUTS = {"text": "text", "images": "image", "audio": "audio", "series": "time"}
+LEVEL_ARGS = (["0"], ["1"], ["2"], ["3"], ["4"])
+TOOLKIT_LEVEL = 3  # the toolkit's model when the call names none: strong, and seconds a task
+USAGE = (
+    "usage: python automl.py FAMILY [LEVEL]: FAMILY table, text, images, audio or series;"
+    " LEVEL 0 dummy, 1 linear, 2 forest, 3 boosting (default), 4 tuned"
+)
+if __name__ == "__main__" and len(sys.argv) > 1:  # the task toolkit's helper: argv
+    if sys.argv[1] not in FAMILIES or len(sys.argv) > 3 or sys.argv[2:] not in ([], *LEVEL_ARGS):
         sys.exit(USAGE)
-    LEVEL = int(sys.argv[1])
+    FAMILY = sys.argv[1]
+    LEVEL = int(sys.argv[2]) if len(sys.argv) > 2 else TOOLKIT_LEVEL
 
 LEVEL_NAMES = ("dummy", "linear", "random forest", "gradient boosting", "tuned")
 PROB_EPS = 0.01  # shrink probabilities off 0 and 1 so log loss stays finite

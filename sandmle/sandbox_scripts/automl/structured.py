@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .features import build_features
+from .features import build_features, wants
 from .models import make_model
 from .output import write_submission
 from .settings import (
@@ -238,11 +238,17 @@ def solve_structured(
     ids = [c for c in sample.columns if c in test.columns] or [sample.columns[0]]
     targets = [c for c in sample.columns if c not in ids]
     spec = Spec(ids, targets, "structured", "value", targets, "")
-    if is_seq2seq(train, test, targets):
+    # A toolkit family without text (or images) solves these as rows, as the call asked.
+    if is_seq2seq(train, test, targets) and wants("text"):
         values = solve_seq2seq(train, test, targets[0])
     elif (k := ranking_cutoff(train, sample, targets)) is not None:
         values = solve_ranking(train, test, Spec(ids, targets, "ranking", "ids", targets, ""), k)
-    elif len(targets) == 1 and targets[0] in train and (index := pixel_images(test)) is not None:
+    elif (
+        wants("image")
+        and len(targets) == 1
+        and targets[0] in train
+        and (index := pixel_images(test)) is not None
+    ):
         if pixel_images(train) is None:
             return None
         values = solve_pixels(train, test, targets[0], index)
