@@ -119,7 +119,7 @@ def test_sft_runs_a_toolkit_teacher_from_a_run_file(
 ) -> None:
     """``sandmle train sft --config FILE`` with a toolkit teacher: its episodes run the run
     file's episode spec (the toolkit in the sandbox, named in the prompt, one turn), and SFT
-    learns the ``python automl.py LEVEL`` call from them."""
+    learns the ``python automl.py FAMILY`` call from them."""
     import yaml
     from inspect_ai.log import read_eval_log
     from typer.testing import CliRunner
@@ -130,7 +130,7 @@ def test_sft_runs_a_toolkit_teacher_from_a_run_file(
         "model": str(tiny_model),
         "keep": "valid",
         "teacher": {
-            "models": ["sandmle/toolkit"],
+            "models": ["sandmle/toolkit/table"],  # one episode: a family the task has
             "pack": str(pack_dir),
             "tasks": ["plant-watering"],
             "episode": {"solver": "react", "max_turns": 1, "limits": {"toolkit": True}},
@@ -151,7 +151,7 @@ def test_sft_runs_a_toolkit_teacher_from_a_run_file(
     assert result.exit_code == 0, result.output
     (log_file,) = (tmp_path / "sft" / "teacher-logs").glob("*.eval")
     log = read_eval_log(str(log_file))
-    assert log.eval.task_args["toolkit"] is True and log.eval.model == "sandmle/toolkit"
+    assert log.eval.task_args["toolkit"] is True and log.eval.model == "sandmle/toolkit/table"
     (sample,) = log.samples
     task_text = next(m.text for m in sample.messages if m.role == "user")
     assert "automl.py" in task_text  # the toolkit's prompt
