@@ -37,13 +37,17 @@ def run_option(program: Path, public: Path, out: Path, option: str) -> tuple[boo
     """Run the program with ``option``'s arguments on one task's public dir; (exited 0, s)."""
     env = {**os.environ, "SANDMLE_DATA_DIR": str(public), "SANDMLE_SUBMISSION_DIR": str(out)}
     start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, str(program), *option.split()],
-        env=env,
-        capture_output=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, str(program), *option.split()],
+            env=env,
+            capture_output=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:  # a run the sandbox's clock would end too: no file
+        (out / "submission.csv").unlink(missing_ok=True)
+        return False, time.perf_counter() - start
     return done.returncode == 0, time.perf_counter() - start
 
 

@@ -129,3 +129,34 @@ def test_only_a_visible_ended_owner_is_released(tmp_path: Path):
             (base / name / "owner").write_text(owner)
     assert release_orphans(base) == ["ended"]
     assert samples_in(base) == ["elsewhere", "making"]
+
+
+def test_a_stray_cgroup_of_a_gone_root_does_not_block_its_uid() -> None:
+    """A sample cgroup left without its root (a run killed before the release existed, a
+    test's deleted temp base) once failed every later sample that drew the same uid
+    (FileExistsError, GRPO run 2026-12-05); an empty stray is now replaced, a live one kept."""
+    from sandmle.harness.sandbox._cgroup import CgroupUnavailableError, SampleCgroup, cgroup_roots
+    from sandmle.harness.sandbox.limits import SandboxLimits
+
+    try:
+        cgroup_roots()
+    except CgroupUnavailableError:
+        pytest.skip("no usable cgroup hierarchy (needs root): the claim is cgroup-only")
+    name = f"stray-test-{os.getpid()}"
+    limits = SandboxLimits(memory_mb=256)
+    stray = SampleCgroup.create(name, limits)  # made and never removed: a stray
+    group = SampleCgroup.create(name, limits)
+    try:
+        assert group.paths == stray.paths and all(p.is_dir() for p in group.paths)
+        sleeper = subprocess.Popen(["sleep", "30"])
+        try:
+            for path in group.paths:
+                (path / "cgroup.procs").write_text(str(sleeper.pid))
+            with pytest.raises(FileExistsError):
+                SampleCgroup.create(name, limits)  # a live sample's cgroup is never taken
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+    finally:
+        group.remove()
+    assert not any(p.exists() for p in group.paths)

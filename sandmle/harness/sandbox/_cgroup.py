@@ -106,7 +106,7 @@ class SampleCgroup:
         wanted = V1_CONTROLLERS if limits.cpus is not None else ("memory", "pids")
         if version == "v2":
             path = _enable_v2_controllers(roots[""], cpu=limits.cpus is not None) / name
-            path.mkdir()
+            _claim_dir(path)
             group = cls("v2", (path,))
         else:
             paths = []
@@ -114,7 +114,7 @@ class SampleCgroup:
                 if controller in roots:
                     (roots[controller] / CGROUP_PARENT).mkdir(exist_ok=True)
                     paths.append(roots[controller] / CGROUP_PARENT / name)
-                    paths[-1].mkdir()
+                    _claim_dir(paths[-1])
             group = cls("v1", tuple(paths))
         try:
             group._set_limits(limits)
@@ -203,6 +203,21 @@ class SampleCgroup:
                     break
                 except OSError:
                     time.sleep(0.01)
+
+
+def _claim_dir(path: Path) -> None:
+    """Make a sample's cgroup dir. One already there with no process in it is a stray of an
+    ended sample whose root is gone (a run killed before the release existed, a test's temp
+    base deleted): its uid was free to claim again, so the stray is replaced. One with
+    processes belongs to a live sample of another sandbox base: that stays an error."""
+    try:
+        path.mkdir()
+        return
+    except FileExistsError:
+        if (path / "cgroup.procs").read_text().split():
+            raise
+    path.rmdir()  # an empty cgroup's control files go with it
+    path.mkdir()
 
 
 def remove_cgroup_named(name: str) -> None:

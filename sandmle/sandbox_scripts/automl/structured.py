@@ -18,6 +18,7 @@ from .models import make_model
 from .output import write_submission
 from .settings import (
     DATA_DIR,
+    FAMILY,
     IMAGE_SUFFIXES,
     LEVEL,
     LEVEL_NAMES,
@@ -231,6 +232,14 @@ def solve_ranking(train: pd.DataFrame, test: pd.DataFrame, spec: Spec, k: int) -
     return np.array([" ".join(names[row]) for row in order], dtype=object).reshape(-1, 1)
 
 
+def wrong_family(what: str) -> None:
+    """A toolkit family that cannot read such a task fails at once: as rows of a table, a
+    text-to-text or pixel task takes minutes to fit and scores nothing."""
+    raise SystemExit(
+        f"automl.py {FAMILY}: this task {what}; run it with the family that matches the data"
+    )
+
+
 def solve_structured(
     train: pd.DataFrame, test: pd.DataFrame, test_ids: pd.DataFrame, sample: pd.DataFrame
 ) -> Path | None:
@@ -238,19 +247,17 @@ def solve_structured(
     ids = [c for c in sample.columns if c in test.columns] or [sample.columns[0]]
     targets = [c for c in sample.columns if c not in ids]
     spec = Spec(ids, targets, "structured", "value", targets, "")
-    # A toolkit family without text (or images) solves these as rows, as the call asked.
-    if is_seq2seq(train, test, targets) and wants("text"):
+    if is_seq2seq(train, test, targets):
+        if not wants("text"):
+            wrong_family("maps text to text (token normalization)")
         values = solve_seq2seq(train, test, targets[0])
     elif (k := ranking_cutoff(train, sample, targets)) is not None:
         values = solve_ranking(train, test, Spec(ids, targets, "ranking", "ids", targets, ""), k)
-    elif (
-        wants("image")
-        and len(targets) == 1
-        and targets[0] in train
-        and (index := pixel_images(test)) is not None
-    ):
+    elif len(targets) == 1 and targets[0] in train and (index := pixel_images(test)) is not None:
         if pixel_images(train) is None:
             return None
+        if not wants("image"):
+            wrong_family("predicts the pixels of images")
         values = solve_pixels(train, test, targets[0], index)
     else:
         return None
