@@ -350,7 +350,8 @@ def study(
 @app.command()
 def reproduce(
     profile: Annotated[
-        str, typer.Option(help="Profile: toy, cpu-micro, gpu-1, paper, or a YAML file.")
+        str,
+        typer.Option(help="Profile: toy, cpu-micro, cpu-smollm2, gpu-1, paper, or a YAML file."),
     ],
     out: Annotated[Path, typer.Option(help="Output folder; rerunning skips finished stages.")],
 ) -> None:

@@ -13,7 +13,8 @@ from sandmle.errors import SandmleError
 from sandmle.specs.profile import PROFILE_DIR, GRPOArm, load_profile
 from sandmle.study import reproduce
 
-SHIPPED = ("toy", "cpu-micro", "gpu-1", "paper")
+SHIPPED = ("toy", "cpu-micro", "cpu-smollm2", "gpu-1", "paper")
+TOOLKIT_PROFILES = ("cpu-micro", "cpu-smollm2")
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -82,7 +83,7 @@ def test_one_episode_is_written_once(
 
 
 def test_unknown_profile_names_the_shipped_ones() -> None:
-    with pytest.raises(SandmleError, match="shipped: cpu-micro, gpu-1, paper, toy"):
+    with pytest.raises(SandmleError, match="shipped: cpu-micro, cpu-smollm2, gpu-1, paper, toy"):
         load_profile("nope")
 
 
@@ -231,11 +232,12 @@ def test_teacher_rollouts_and_eval_run_one_episode(
     assert teacher_study[0].scaffolds[0].solver == rollout.solver
 
 
-def test_cpu_micro_evaluates_the_trained_scaffold_twice(tmp_path: Path) -> None:
-    """Its GRPO-vs-SFT test needs two episodes per held-out task; the rest keep one."""
+@pytest.mark.parametrize("name", TOOLKIT_PROFILES)
+def test_toolkit_profiles_evaluate_the_trained_scaffold_twice(name: str, tmp_path: Path) -> None:
+    """Their GRPO-vs-SFT test needs two episodes per held-out task; the rest keep one."""
     from rich.console import Console
 
-    profile, path = load_profile("cpu-micro")
+    profile, path = load_profile(name)
     run = reproduce.Run(profile, path, tmp_path, Console())
     for stage in ("sft", "grpo-dense", "grpo-sparse"):
         run.finish(stage, {"checkpoint": str(tmp_path / stage)})
@@ -244,12 +246,16 @@ def test_cpu_micro_evaluates_the_trained_scaffold_twice(tmp_path: Path) -> None:
     assert epochs.pop("react") == 2 and set(epochs.values()) == {1} and len(epochs) == 5
 
 
-def test_cpu_micro_runs_the_transfer_scaffolds_on_the_held_out_pack(tmp_path: Path) -> None:
-    """Its 90 minutes hold only with the slower searches kept to the replicas; the transfer rows
-    (AIDE, AIRA greedy) and the trained scaffold get the held-out pack."""
+@pytest.mark.parametrize("name", TOOLKIT_PROFILES)
+def test_toolkit_profiles_run_the_transfer_scaffolds_on_the_held_out_pack(
+    name: str, tmp_path: Path
+) -> None:
+    """Their budgets (90 and 150 minutes) hold only with the slower searches kept to the
+    replicas; the transfer rows (AIDE, AIRA greedy) and the trained scaffold get the held-out
+    pack."""
     from rich.console import Console
 
-    profile, path = load_profile("cpu-micro")
+    profile, path = load_profile(name)
     run = reproduce.Run(profile, path, tmp_path, Console())
     for stage in ("sft", "grpo-dense", "grpo-sparse"):
         run.finish(stage, {"checkpoint": str(tmp_path / stage)})
@@ -273,7 +279,10 @@ def test_a_bad_scaffold_entry_is_refused_before_any_stage(tmp_path: Path) -> Non
             load_profile(_profile_file(tmp_path, eval=data["eval"]))
 
 
-def test_cpu_micro_runs_each_fixed_toolkit_option_on_the_held_out_pack(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", TOOLKIT_PROFILES)
+def test_toolkit_profiles_run_each_fixed_option_on_the_held_out_pack(
+    name: str, tmp_path: Path
+) -> None:
     """The report's `best fixed` row: every toolkit option as its own model, once per held-out
     task under the trained scaffold, logged beside the eval; none where the episode has no
     toolkit."""
@@ -281,7 +290,7 @@ def test_cpu_micro_runs_each_fixed_toolkit_option_on_the_held_out_pack(tmp_path:
 
     from sandmle.policies.toolkit import OPTIONS
 
-    profile, path = load_profile("cpu-micro")
+    profile, path = load_profile(name)
     run = reproduce.Run(profile, path, tmp_path, Console())
     for stage in ("sft", "grpo-dense", "grpo-sparse"):
         run.finish(stage, {"checkpoint": str(tmp_path / stage)})
@@ -294,3 +303,16 @@ def test_cpu_micro_runs_each_fixed_toolkit_option_on_the_held_out_pack(tmp_path:
     toy, toy_path = load_profile("toy")
     assert not toy.episode.toolkit
     assert reproduce.fixed_study(reproduce.Run(toy, toy_path, tmp_path, Console())) is None
+
+
+def test_cpu_smollm2_runs_as_is_on_a_gpu() -> None:
+    """Sized for 2 CPU cores, but nothing pins the CPU: SFT and GRPO leave the device to the
+    trainer (cuda when there is one) and the eval names none (Inspect's hf provider then takes
+    cuda:0); its replicas' prompts fit SmolLM2's 8,192-token context (leaf-classification's
+    does not)."""
+    profile, _ = load_profile("cpu-smollm2")
+    assert profile.model == "smollm2" and profile.episode.toolkit
+    assert "use_cpu" not in profile.sft.training
+    assert profile.grpo.run.training["use_cpu"] is False
+    assert "device" not in profile.eval.model_args
+    assert "leaf-classification" not in (profile.replicas.competitions or [])
