@@ -232,15 +232,21 @@ def test_teacher_rollouts_and_eval_run_one_episode(
     assert teacher_study[0].scaffolds[0].solver == rollout.solver
 
 
-@pytest.mark.parametrize("name", TOOLKIT_PROFILES)
-def test_toolkit_profiles_evaluate_the_trained_scaffold_twice(name: str, tmp_path: Path) -> None:
-    """Their GRPO-vs-SFT test needs two episodes per held-out task; the rest keep one."""
+def trained_run(name: str, tmp_path: Path) -> reproduce.Run:
+    """A run of profile ``name`` whose training stages are marked done (checkpoints named)."""
     from rich.console import Console
 
     profile, path = load_profile(name)
     run = reproduce.Run(profile, path, tmp_path, Console())
-    for stage in ("sft", "grpo-dense", "grpo-sparse"):
+    for stage in ("sft", *(arm.stage for arm in profile.grpo.arms())):
         run.finish(stage, {"checkpoint": str(tmp_path / stage)})
+    return run
+
+
+@pytest.mark.parametrize("name", TOOLKIT_PROFILES)
+def test_toolkit_profiles_evaluate_the_trained_scaffold_twice(name: str, tmp_path: Path) -> None:
+    """Their GRPO-vs-SFT test needs two episodes per held-out task; the rest keep one."""
+    run = trained_run(name, tmp_path)
     study = reproduce.eval_study(run)
     epochs = {s.solver: s.epochs or study.epochs for s in study.scaffolds}
     assert epochs.pop("react") == 2 and set(epochs.values()) == {1} and len(epochs) == 5
@@ -253,12 +259,7 @@ def test_toolkit_profiles_run_the_transfer_scaffolds_on_the_held_out_pack(
     """Their budgets (90 and 150 minutes) hold only with the slower searches kept to the
     replicas; the transfer rows (AIDE, AIRA greedy) and the trained scaffold get the held-out
     pack."""
-    from rich.console import Console
-
-    profile, path = load_profile(name)
-    run = reproduce.Run(profile, path, tmp_path, Console())
-    for stage in ("sft", "grpo-dense", "grpo-sparse"):
-        run.finish(stage, {"checkpoint": str(tmp_path / stage)})
+    run = trained_run(name, tmp_path)
     study = reproduce.eval_study(run)
     on_heldout = {s.solver for b, s in study.cells() if b.key == "heldout"}
     assert on_heldout == {"react", "aide", "aira_greedy"}
@@ -286,23 +287,17 @@ def test_toolkit_profiles_run_each_fixed_option_on_the_held_out_pack(
     """The report's `best fixed` row: every toolkit option as its own model, once per held-out
     task under the trained scaffold, logged beside the eval; none where the episode has no
     toolkit."""
-    from rich.console import Console
-
     from sandmle.policies.toolkit import OPTIONS
 
-    profile, path = load_profile(name)
-    run = reproduce.Run(profile, path, tmp_path, Console())
-    for stage in ("sft", "grpo-dense", "grpo-sparse"):
-        run.finish(stage, {"checkpoint": str(tmp_path / stage)})
+    run = trained_run(name, tmp_path)
     study = reproduce.fixed_study(run)
     assert study is not None
     assert [m.model for m in study.models] == [f"sandmle/toolkit/{o}" for o in OPTIONS]
     assert [(b.key, s.solver, s.epochs) for b, s in study.cells()] == [("heldout", "react", 1)]
     assert study.resolved_log_dir() == tmp_path / "eval-fixed"
     assert reproduce.fixed_roles(run)["fixed: images"] == "sandmle/toolkit/images"
-    toy, toy_path = load_profile("toy")
-    assert not toy.episode.toolkit
-    assert reproduce.fixed_study(reproduce.Run(toy, toy_path, tmp_path, Console())) is None
+    assert not load_profile("toy")[0].episode.toolkit
+    assert reproduce.fixed_study(trained_run("toy", tmp_path)) is None
 
 
 def test_cpu_smollm2_runs_as_is_on_a_gpu() -> None:
