@@ -16,8 +16,11 @@ from dataclasses import dataclass
 from functools import cache
 
 from sandmle.sandbox_scripts import SCRIPTS_DIR
+from sandmle.sandbox_scripts.automl.settings import FAMILIES
 
 PROGRAM_DIR = SCRIPTS_DIR / "automl"
+TOOLKIT_OPTIONS: tuple[str, ...] = FAMILIES
+"""The task toolkit's options, one word each: the families ``python automl.py FAMILY`` takes."""
 PARTS = ("settings", "task", "features", "models", "structured", "output", "main")
 """The program's parts (modules of PROGRAM_DIR), in the order they are joined."""
 _LINE_LENGTH = 100  # ruff's, so the joined program lints as its parts do

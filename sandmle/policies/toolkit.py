@@ -24,6 +24,7 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolInfo
 
 from sandmle.errors import SandmleError
+from sandmle.harness.automl_program import TOOLKIT_OPTIONS
 from sandmle.harness.layout import TOOLKIT_PATH
 from sandmle.policies.base import Policy
 from sandmle.policies.conversation import (
@@ -39,13 +40,11 @@ from sandmle.policies.conversation import (
 )
 from sandmle.policies.heuristic import WROTE
 from sandmle.policies.operators import analyze
-from sandmle.sandbox_scripts.automl.settings import FAMILIES
 from sandmle.scaffolds.prompt_format import REVIEW_TOOL, operator_of
 
 MODEL = "sandmle/toolkit"
 TOOLKIT_FILE = TOOLKIT_PATH.rsplit("/", 1)[1]
-OPTIONS: tuple[str, ...] = FAMILIES
-"""The toolkit's options, one word each: the families ``python automl.py FAMILY`` takes."""
+OPTIONS = TOOLKIT_OPTIONS
 
 
 def toolkit_command(option: str) -> str:

@@ -363,12 +363,12 @@ def roles(run: Run) -> dict[str, str]:
 
 def fixed_roles(run: Run) -> dict[str, str]:
     """Role → Inspect model of each fixed toolkit option the eval runs (``fixed_options``)."""
-    from sandmle.policies.toolkit import OPTIONS
+    from sandmle.harness.automl_program import TOOLKIT_OPTIONS
 
     spec = run.profile.eval
     if not (run.profile.episode.toolkit and spec.fixed_options and "heldout" in spec.benchmarks):
         return {}
-    return {f"{FIXED_PREFIX}{option}": f"sandmle/toolkit/{option}" for option in OPTIONS}
+    return {f"{FIXED_PREFIX}{option}": f"sandmle/toolkit/{option}" for option in TOOLKIT_OPTIONS}
 
 
 def model_name(run: Run, model: str) -> str:

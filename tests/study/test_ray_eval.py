@@ -73,8 +73,9 @@ def test_the_eval_stage_runs_on_ray_when_the_profile_says_so(
     monkeypatch.setattr(reproduce, "study_tasks", lambda study: [])  # no packs built here
     monkeypatch.setattr(reproduce, "sample_count", lambda study, tasks: 0)
     outcome = reproduce.stage_eval(run)
-    ((study, ray_settings),) = asked
+    (study, ray_settings), (fixed, _) = asked
     assert outcome["success"] and study == reproduce.eval_study(run)
+    assert fixed == reproduce.fixed_study(run)  # the toolkit's fixed options, on the cluster too
     assert ray_settings.gpus_per_cell == 1 and ray_settings.address == "10.0.0.1:6379"
 
 
