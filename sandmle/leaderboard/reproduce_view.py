@@ -135,6 +135,8 @@ def paired_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFram
         if not {a, b} <= present:
             continue
         for (bench, solver), part in samples.groupby(["bench", "solver"], sort=True):
+            if not {a, b} <= set(part["role"]):  # e.g. the fixed options: held-out react only
+                continue
             for metric, label in METRICS.items():
                 series = {r: stats.per_competition(part[part["role"] == r], metric) for r in (a, b)}
                 c = stats.compare(series[a], series[b])

@@ -187,6 +187,11 @@ def test_grpo_is_paired_with_the_best_fixed_option_of_each_cell() -> None:
     assert grpo["A − B"] == "+42" and grpo["tasks"] == 12
     sft = above[above["A"] == "SFT"].iloc[0]
     assert sft["A − B"] == "+0" and sft["verdict"] == "≈ tie"
+    # a cell without the fixed options (another scaffold) has no such row, not an empty one
+    aide = samples[samples["role"].isin(["GRPO", "SFT"])].assign(solver="aide")
+    both = view.paired_table(pd.concat([samples, aide]), {"roles": {}})
+    assert set(both[both["B"] == view.BEST_FIXED]["solver"]) == {"react"}
+    assert set(both[both["B"] == "SFT"]["solver"]) == {"react", "aide"}
     # no fixed options, no such row
     plain = view.paired_table(samples[~samples["role"].str.startswith("fixed")], {"roles": {}})
     assert view.BEST_FIXED not in set(plain["B"])
