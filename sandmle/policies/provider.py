@@ -42,7 +42,7 @@ def get_policy(name: str, **model_args: Any) -> Policy:
 
         # sandmle/toolkit/<option>: one fixed option, under a name of its own in the logs
         fixed = {"option": name.split("/", 1)[1]} if "/" in name else {}
-        return toolkit_policy(**model_args, **fixed)
+        return toolkit_policy(**{**model_args, **fixed})
     if name == "smollm2":
         from sandmle.policies.smollm2 import smollm2_policy
 
