@@ -15,6 +15,7 @@ variation distance and a paired permutation test's p (issue #52's probe).
 
 Usage: python bench/toolkit_calls.py PACK_DIR CHECKPOINT [CHECKPOINT ...]
            [--samples 4] [--temperature 1.0] [--max-tokens 64] [--seed 0] [--shuffle]
+           [--profile cpu-micro]
 Prints one JSON object: per checkpoint, overall and by modality.
 """
 
@@ -32,6 +33,7 @@ from typing import Any
 from sandmle.env.chat import parse_tool_calls
 from sandmle.harness.pack import load_pack
 from sandmle.policies.toolkit import OPTIONS, toolkit_command
+from sandmle.specs.profile import load_profile
 from sandmle.training.learning_curve import first_prompts
 
 KINDS = [*OPTIONS, "broken", "no_call"]
@@ -133,10 +135,14 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shuffle", action="store_true", help="also sample shuffled task text")
+    parser.add_argument(
+        "--profile", default="cpu-micro", help="the profile whose episode renders the prompts"
+    )
     args = parser.parse_args()
     competitions = load_pack(args.pack).competitions
+    limits = load_profile(args.profile)[0].episode.limits
     with tempfile.TemporaryDirectory() as logs:
-        prompts = first_prompts(args.checkpoints[0], str(args.pack), Path(logs), toolkit=True)
+        prompts = first_prompts(args.checkpoints[0], str(args.pack), Path(logs), limits=limits)
     result: dict[str, Any] = {"pack": str(args.pack), "tasks": len(prompts), "checkpoints": {}}
     shuffled: list[list[int]] = []
     if args.shuffle:

@@ -49,11 +49,16 @@ class _FirstPrompt:
 
 
 def first_prompts(
-    model: Path, pack: str, logs: Path, tasks: list[str] | None = None, toolkit: bool = False
+    model: Path,
+    pack: str,
+    logs: Path,
+    tasks: list[str] | None = None,
+    limits: dict[str, Any] | None = None,
 ) -> list[list[int]]:
     """The token ids of each task's first prompt, as an episode renders it (one real episode
     per task, one at a time, in order; every task of the pack when ``tasks`` is None;
-    ``toolkit``: as the task toolkit's prompts read)."""
+    ``limits``: the episode's task limits, e.g. a profile's with ``toolkit: true``, in place of
+    the learning run's)."""
     from transformers import AutoTokenizer
 
     from sandmle.training.grpo import load_grpo_config, task_ids
@@ -62,8 +67,11 @@ def first_prompts(
 
     tokenizer = AutoTokenizer.from_pretrained(model)
     settings = load_grpo_config(CONFIG, output_dir=str(logs)).rollout
-    update = {"pack": pack, "tasks": tasks, "parallel_sandboxes": 1, "toolkit": toolkit}
-    settings = settings.model_copy(update=update)
+    # a rollout field, so the prompt's limits line and toolkit hint are the episode's
+    update: dict[str, Any] = {"pack": pack, "tasks": tasks, "parallel_sandboxes": 1}
+    if limits is not None:
+        update["limits"] = limits
+    settings = settings.model_validate({**settings.model_dump(), **update})
     recorder = _FirstPrompt(tokenizer.eos_token_id)
     session = PolicySession(
         recorder, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens
@@ -116,7 +124,8 @@ def pack_model(folder: Path, pack: str, toolkit: bool = False) -> Path:
     if not (folder / "config.json").is_file():
         probe = build_tiny_model(folder / "probe-model")  # any tokenizer renders the same text
         decode = AutoTokenizer.from_pretrained(probe).decode
-        prompts = first_prompts(probe, pack, probe / "logs", toolkit=toolkit)
+        limits = {"toolkit": True} if toolkit else None
+        prompts = first_prompts(probe, pack, probe / "logs", limits=limits)
         texts = [str(decode(p)) for p in prompts]
         build_tiny_model(folder, corpus=texts, vocab_size=PROMPT_VOCAB, hidden=PACK_HIDDEN)
     return folder

@@ -36,3 +36,22 @@ def test_the_pack_model_reads_its_packs_prompts_in_fewer_tokens(tmp_path: Path) 
     weights = (model / "model.safetensors").stat().st_mtime_ns
     assert pack_model(model, str(pack)) == model  # built once per folder
     assert (model / "model.safetensors").stat().st_mtime_ns == weights
+
+
+def test_first_prompts_render_the_episode_limits_they_are_given(tmp_path: Path) -> None:
+    """A profile's episode (the toolkit's hint, its clock) is what the probe scripts sample
+    on; before 2026-12-05 a ``toolkit`` flag here was dropped and the hint never shown."""
+    from transformers import AutoTokenizer
+
+    from tests.conftest import FIXTURES
+
+    pack = tmp_path / "pack"
+    shutil.copytree(FIXTURES / "plant-watering", pack / "plant-watering")
+    model = build_tiny_model(tmp_path / "model")
+    decode = AutoTokenizer.from_pretrained(model).decode
+    limits = {"toolkit": True, "command_timeout": 600, "time_limit": 1800}
+    [episode] = first_prompts(model, str(pack), tmp_path / "logs-toolkit", limits=limits)
+    [plain] = first_prompts(model, str(pack), tmp_path / "logs-plain")
+    assert "python automl.py FAMILY" in decode(episode)
+    assert "1800 s of wall time" in decode(episode) and "600 s per command" in decode(episode)
+    assert "automl.py" not in decode(plain)
