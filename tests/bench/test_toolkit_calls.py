@@ -4,17 +4,13 @@ held-out prompts, cpu-micro 2026-12-04)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("toolkit_calls", ROOT / "bench" / "toolkit_calls.py")
-assert spec and spec.loader
-toolkit_calls = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(toolkit_calls)
+from tests.bench import bench_script
+
+toolkit_calls = bench_script("toolkit_calls")
 
 
 def call(name: str, arguments: object) -> str:

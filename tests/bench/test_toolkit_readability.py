@@ -3,7 +3,6 @@ supervision on the right family raises that family's probability on the prompts 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import sys
@@ -11,15 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench import bench_script
+
 pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location(
-    "toolkit_readability", ROOT / "bench" / "toolkit_readability.py"
-)
-assert spec and spec.loader
-readability = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(readability)
+readability = bench_script("toolkit_readability")
 
 
 def test_the_scored_call_is_the_templates_assistant_tool_call(tmp_path: Path) -> None:

@@ -4,16 +4,9 @@ option, every fixed option at least 10 below it)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from tests.bench import bench_script
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location(
-    "toolkit_variants", ROOT / "bench" / "toolkit_variants.py"
-)
-assert spec and spec.loader
-toolkit_variants = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(toolkit_variants)
+toolkit_variants = bench_script("toolkit_variants")
 
 
 def rows(table: dict[str, dict[str, bool]]) -> list[dict]:

@@ -7,22 +7,19 @@ meant as a default; vLLM takes it as a cap on every request (``get_max_tokens`` 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 from inspect_ai.event import ModelEvent
 from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage
 
+from tests.bench import bench_script
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "vllm_cpu" / "scaffolds.py"
 
 
 def scaffolds() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("lane_scaffolds", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("lane_scaffolds", SCRIPT)
 
 
 def reply(asked: int, prompt: int, out: int, stop: str) -> ModelEvent:
