@@ -25,9 +25,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from sandmle.harness.automl_program import toolkit_source
 from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.pack import load_pack
-from sandmle.policies.automl import script_source
 from sandmle.policies.toolkit import OPTIONS, TOOLKIT_FILE
 
 TIMEOUT_S = 300
@@ -56,7 +56,7 @@ def measure(pack_dir: Path, options: list[str]) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         program = Path(tmp) / "automl.py"
-        program.write_text(script_source(), encoding="utf-8")
+        program.write_text(toolkit_source(), encoding="utf-8")
         for competition in load_pack(pack_dir).competitions:
             for index, option in enumerate(options):
                 out = Path(tmp) / f"{competition.id}-{index}"

@@ -34,6 +34,20 @@ def script_source() -> str:
     )
 
 
+TOOLKIT_FLAG = "TOOLKIT = False\n"
+"""The settings line the task toolkit's copy turns on (its call must name a family)."""
+
+
+@cache
+def toolkit_source() -> str:
+    """The program as the task toolkit ships it (``automl.py``): the same text, but a call
+    without a family gets the usage line instead of the whole baseline."""
+    source = script_source()
+    if source.count(TOOLKIT_FLAG) != 1:
+        raise ValueError(f"the AutoML program has no single {TOOLKIT_FLAG.strip()!r} line")
+    return source.replace(TOOLKIT_FLAG, "TOOLKIT = True\n")
+
+
 @dataclass(frozen=True)
 class Part:
     """One module of the program, read apart."""

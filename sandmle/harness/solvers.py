@@ -11,7 +11,7 @@ from inspect_ai.model import Model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, sandbox, store
 
-from sandmle.harness.automl_program import script_source
+from sandmle.harness.automl_program import toolkit_source
 from sandmle.harness.layout import DATA_DIR, SUBMISSION_PATH, TOOLKIT_PATH
 from sandmle.harness.samples import COMPETITION_ROOT_KEY, competition_for
 from sandmle.harness.tools import STORE_COMMAND_TIMEOUT_KEY, STORE_ROOT_KEY
@@ -40,7 +40,7 @@ def sample_setup(toolkit: bool = False, command_timeout: int | None = None) -> S
         if command_timeout is not None:
             store().set(STORE_COMMAND_TIMEOUT_KEY, command_timeout)
         if toolkit:
-            await sandbox().write_file(TOOLKIT_PATH, script_source())
+            await sandbox().write_file(TOOLKIT_PATH, toolkit_source())
         return state
 
     return solve

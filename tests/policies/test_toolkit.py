@@ -14,7 +14,7 @@ from inspect_ai.tool import ToolInfo, ToolParams
 
 from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.errors import SandmleError
-from sandmle.harness.automl_program import script_source
+from sandmle.harness.automl_program import script_source, toolkit_source
 from sandmle.harness.competition import load_competition
 from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.task import default_agent
@@ -55,9 +55,11 @@ def test_options_narrow_or_fix_the_mix():
         toolkit_command("tabular")
 
 
-def run_program(public: Path, out: Path, *argv: str) -> subprocess.CompletedProcess:
+def run_program(
+    public: Path, out: Path, *argv: str, toolkit: bool = True
+) -> subprocess.CompletedProcess:
     program = out / "automl.py"
-    program.write_text(script_source(), encoding="utf-8")
+    program.write_text(toolkit_source() if toolkit else script_source(), encoding="utf-8")
     env = {"SANDMLE_DATA_DIR": str(public), "SANDMLE_SUBMISSION_DIR": str(out / "submission")}
     return subprocess.run(
         [sys.executable, str(program), *argv],
@@ -71,7 +73,7 @@ def run_program(public: Path, out: Path, *argv: str) -> subprocess.CompletedProc
 
 def test_program_takes_its_family_and_level_from_the_command_line(tmp_path: Path):
     competition = load_competition(FIXTURES / "bike-rentals")
-    for bad in (["7"], ["tabular"], ["table", "9"], ["table", "3", "x"]):
+    for bad in ([], ["7"], ["tabular"], ["table", "9"], ["table", "3", "x"]):
         done = run_program(competition.public_dir, tmp_path, *bad)
         assert done.returncode != 0 and "usage: python automl.py FAMILY [LEVEL]" in done.stderr
     assert not (tmp_path / "submission" / "submission.csv").exists()
@@ -84,6 +86,18 @@ def test_program_takes_its_family_and_level_from_the_command_line(tmp_path: Path
         assert report.valid_submission
         scores[level] = report.score
     assert scores["0"] != scores["3"]  # the argument picked the model, not the file's default
+
+
+def test_only_the_toolkit_copy_refuses_a_call_without_a_family(tmp_path: Path):
+    """Bare, the toolkit's copy would run the whole baseline on every input family: one call
+    as good as reading the task (SmolLM2's GRPO learnt it, 2026-12-05)."""
+    competition = load_competition(FIXTURES / "bike-rentals")
+    done = run_program(competition.public_dir, tmp_path, toolkit=True)
+    assert done.returncode != 0 and "usage: python automl.py FAMILY" in done.stderr
+    assert not (tmp_path / "submission" / "submission.csv").exists()
+    done = run_program(competition.public_dir, tmp_path, toolkit=False)  # the baseline
+    assert done.returncode == 0, done.stderr
+    assert grade_csv(tmp_path / "submission" / "submission.csv", competition).valid_submission
 
 
 def test_a_family_the_task_lacks_fails_and_says_what_it_has(tmp_path: Path):

@@ -35,8 +35,14 @@ USAGE = (
     "usage: python automl.py FAMILY [LEVEL]: FAMILY table, text, images, audio or series;"
     " LEVEL 0 dummy, 1 linear, 2 forest, 3 boosting (default), 4 tuned"
 )
-if __name__ == "__main__" and len(sys.argv) > 1:  # the task toolkit's helper: argv
-    if sys.argv[1] not in FAMILIES or len(sys.argv) > 3 or sys.argv[2:] not in ([], *LEVEL_ARGS):
+# The task toolkit's copy (automl.py in the agent's work dir) says True: there the call must name
+# a family, else the bare call would be a sixth option, all inputs at once, that never reads
+# the task (SmolLM2's GRPO found it, 2026-12-05). The baseline itself runs without arguments.
+TOOLKIT = False
+if __name__ == "__main__" and (TOOLKIT or len(sys.argv) > 1):  # the toolkit's helper: argv
+    if sys.argv[1:2] == [] or sys.argv[1] not in FAMILIES or len(sys.argv) > 3:
+        sys.exit(USAGE)
+    if sys.argv[2:] not in ([], *LEVEL_ARGS):
         sys.exit(USAGE)
     FAMILY = sys.argv[1]
     LEVEL = int(sys.argv[2]) if len(sys.argv) > 2 else TOOLKIT_LEVEL
