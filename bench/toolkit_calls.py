@@ -16,7 +16,9 @@ variation distance and a paired permutation test's p (issue #52's probe).
 Usage: python bench/toolkit_calls.py PACK_DIR CHECKPOINT [CHECKPOINT ...]
            [--samples 4] [--temperature 1.0] [--max-tokens 64] [--seed 0] [--shuffle]
            [--profile cpu-micro]
-Prints one JSON object: per checkpoint, overall and by modality.
+Prints one JSON object: per checkpoint, overall and by modality, and whether the mix depends
+on the modality (``by_modality``: a permutation test; a policy that reads the task chooses by
+it).
 """
 
 from __future__ import annotations
@@ -76,6 +78,38 @@ def mix_difference(
         swapped = [(y, x) if rng.random() < 0.5 else (x, y) for x, y in pairs]
         hits += distance(swapped) >= observed - 1e-12
     return {"tv_distance": round(observed, 3), "p": round((hits + 1) / (rounds + 1), 4)}
+
+
+def modality_dependence(
+    per_task: list[list[str]], modalities: list[str], rounds: int = 10_000, seed: int = 0
+) -> dict:
+    """Does the call mix depend on the task's modality? The mean, over calls, of the total
+    variation distance between its modality's mix and the overall mix, and a permutation
+    test's p: the share of rounds, each dealing the modalities to the prompts at random (a
+    prompt's samples stay together), with a distance as large. A policy that ignores the task
+    draws every modality's calls from one mix (the distance then is sampling noise)."""
+    rng = random.Random(seed)
+    total = Counter(k for kinds in per_task for k in kinds)
+    n = max(sum(total.values()), 1)
+
+    def distance(labels: list[str]) -> float:
+        groups: dict[str, Counter[str]] = defaultdict(Counter)
+        for kinds, label in zip(per_task, labels, strict=True):
+            groups[label].update(kinds)
+        spread = 0.0
+        for counts in groups.values():
+            size = max(sum(counts.values()), 1)
+            tv = 0.5 * sum(abs(counts[k] / size - total[k] / n) for k in total)
+            spread += tv * size / n
+        return spread
+
+    observed = distance(modalities)
+    labels = list(modalities)
+    hits = 0
+    for _ in range(rounds):
+        rng.shuffle(labels)
+        hits += distance(labels) >= observed - 1e-12
+    return {"tv_from_overall": round(observed, 3), "p": round((hits + 1) / (rounds + 1), 4)}
 
 
 def classify(text: str) -> str:
@@ -160,9 +194,11 @@ def main() -> None:
         by_modality: dict[str, list[str]] = defaultdict(list)
         for competition, kinds in zip(competitions, per_task, strict=True):
             by_modality[competition.config.modality].extend(kinds)
+        modalities = [c.config.modality for c in competitions]
         result["checkpoints"][str(checkpoint)] = {
             "all": summarise([k for kinds in per_task for k in kinds]),
             **{m: summarise(k) for m, k in sorted(by_modality.items())},
+            "by_modality": modality_dependence(per_task, modalities, seed=args.seed),
         }
         if shuffled:
             noise = sample_kinds(checkpoint, shuffled, args)

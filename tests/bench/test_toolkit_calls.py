@@ -75,3 +75,13 @@ def test_mix_difference_tells_a_changed_mix_from_the_same_one():
         before, [["text", "table", "text", "table"]] * 10, rounds=2000
     )
     assert same == {"tv_distance": 0.0, "p": 1.0}
+
+
+def test_modality_dependence_tells_a_policy_that_reads_the_task_from_one_that_does_not():
+    modalities = ["image"] * 8 + ["tabular"] * 8
+    reads = [["images", "images", "table"]] * 8 + [["table", "table", "table"]] * 8
+    moved = toolkit_calls.modality_dependence(reads, modalities, rounds=2000)
+    assert moved["tv_from_overall"] > 0.3 and moved["p"] < 0.01
+    blind = [["images", "table", "table"]] * 16  # the same mix whatever the task
+    same = toolkit_calls.modality_dependence(blind, modalities, rounds=2000)
+    assert same["tv_from_overall"] == 0.0 and same["p"] == 1.0
