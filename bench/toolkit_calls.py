@@ -174,6 +174,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     competitions = load_pack(args.pack).competitions
+    modalities = [c.config.modality for c in competitions]
     limits = load_profile(args.profile)[0].episode.limits
     with tempfile.TemporaryDirectory() as logs:
         prompts = first_prompts(args.checkpoints[0], str(args.pack), Path(logs), limits=limits)
@@ -192,9 +193,8 @@ def main() -> None:
     for checkpoint in args.checkpoints:
         per_task = sample_kinds(checkpoint, prompts, args)
         by_modality: dict[str, list[str]] = defaultdict(list)
-        for competition, kinds in zip(competitions, per_task, strict=True):
-            by_modality[competition.config.modality].extend(kinds)
-        modalities = [c.config.modality for c in competitions]
+        for modality, kinds in zip(modalities, per_task, strict=True):
+            by_modality[modality].extend(kinds)
         result["checkpoints"][str(checkpoint)] = {
             "all": summarise([k for kinds in per_task for k in kinds]),
             **{m: summarise(k) for m, k in sorted(by_modality.items())},
