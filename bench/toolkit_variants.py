@@ -6,7 +6,8 @@ prefer an option that earns more reward, so this table says what there is to lea
 program runs on the host against each task's public dir (the same text the sandbox gets) and
 the real grader grades the file. Prints JSON: per option, valid / above-median / medal counts
 and seconds per run, by modality and overall; the best fixed option against the per-task
-oracle (``choice``: whether reading the task is worth anything); with ``--tokenizer DIR``, the
+oracle (``choice``: whether reading the task is worth anything), and the same in GRPO's dense
+reward (``reward``); with ``--tokenizer DIR``, the
 tokens of each option's rendered tool call. An option is the call's arguments: the toolkit's
 families (``table``, ``images``...), or any other arguments the program takes (``"table 1"``).
 
@@ -25,10 +26,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from sandmle.env.rewards import TIER_FLAGS, total_reward
 from sandmle.harness.automl_program import toolkit_source
 from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.pack import load_pack
 from sandmle.policies.toolkit import OPTIONS, TOOLKIT_FILE
+from sandmle.specs.training import RewardSettings
 
 TIMEOUT_S = 300
 
@@ -51,6 +54,14 @@ def run_option(program: Path, public: Path, out: Path, option: str) -> tuple[boo
     return done.returncode == 0, time.perf_counter() - start
 
 
+def dense_reward(flags: dict[str, bool]) -> float:
+    """The dense training reward of a one-call episode with these grade flags (no reasoning
+    block, so no format share): what GRPO pays for calling this option on this task."""
+    medal = {flag: float(value) for flag, value in flags.items()}
+    [reward] = total_reward(RewardSettings(), ["…"], medal=[medal], assistant_turns=[[]])
+    return float(reward or 0.0)
+
+
 def measure(pack_dir: Path, options: list[str]) -> list[dict]:
     """One row per task and option: its modality, grade flags and seconds."""
     rows = []
@@ -63,6 +74,7 @@ def measure(pack_dir: Path, options: list[str]) -> list[dict]:
                 out.mkdir()
                 ok, seconds = run_option(program, competition.public_dir, out, option)
                 report = grade_csv(out / "submission.csv", competition)
+                flags = {f: getattr(report, f) for f in ("valid_submission", *TIER_FLAGS)}
                 rows.append(
                     {
                         "task": competition.id,
@@ -73,6 +85,7 @@ def measure(pack_dir: Path, options: list[str]) -> list[dict]:
                         "above_median": report.valid_submission and report.above_median,
                         "medal": report.valid_submission and report.any_medal,
                         "seconds": round(seconds, 2),
+                        "reward": dense_reward(flags),
                     }
                 )
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
@@ -94,11 +107,18 @@ def summarise(rows: list[dict]) -> dict:
                 "medal": sum(r["medal"] for r in items),
                 "mean_seconds": round(sum(r["seconds"] for r in items) / len(items), 2),
                 "max_seconds": max(r["seconds"] for r in items),
+                "mean_reward": _mean_reward(items),
             }
             for option, items in by_option.items()
         }
         for group, by_option in groups.items()
     }
+
+
+def _mean_reward(rows: list[dict]) -> float | None:
+    """Mean dense reward (``None`` for rows measured before the bench recorded it)."""
+    rewards = [r["reward"] for r in rows if "reward" in r]
+    return round(sum(rewards) / len(rewards), 3) if rewards else None
 
 
 ORACLE_MARGIN = 15
@@ -131,6 +151,25 @@ def choice_value(rows: list[dict]) -> dict:
     }
 
 
+def reward_value(rows: list[dict]) -> dict:
+    """The same choice in GRPO's currency: each fixed option's mean dense reward per task and
+    the oracle's. An option valid almost everywhere earns the valid share on every task, so a
+    policy unsure of the modality gains less from guessing a family than this gap says."""
+    tasks: dict[str, dict[str, float]] = defaultdict(dict)
+    for row in rows:
+        tasks[row["task"]][row["option"]] = row["reward"]
+    n = max(len(tasks), 1)
+    options = list(dict.fromkeys(row["option"] for row in rows))
+    fixed = {o: round(sum(t.get(o, 0.0) for t in tasks.values()) / n, 3) for o in options}
+    oracle = round(sum(max(t.values()) for t in tasks.values()) / n, 3)
+    best = max(fixed, key=lambda o: fixed[o])
+    return {
+        "fixed_mean_reward": fixed,
+        "best_fixed": {"option": best, "mean_reward": fixed[best]},
+        "oracle_mean_reward": oracle,
+    }
+
+
 def token_lengths(tokenizer_dir: str, options: list[str]) -> dict[str, int]:
     """Tokens of each option's tool call as the Hermes template renders it."""
     from transformers import AutoTokenizer
@@ -155,6 +194,7 @@ def main() -> None:
     result: dict = {"pack": str(args.pack), "tasks": len(rows) // len(options)}
     result["options"] = summarise(rows)
     result["choice"] = choice_value(rows)
+    result["reward"] = reward_value(rows)
     if args.tokenizer:
         result["tokens"] = token_lengths(args.tokenizer, options)
     print(json.dumps(result, indent=1))
