@@ -11,7 +11,9 @@ tokenizer); sampling is plain ``generate`` at the eval's temperature and turn bu
 With ``--shuffle``, each prompt is also sampled with the words of its task text (the user
 turn) shuffled in place, the layout kept: a policy that reads the task chooses differently
 when the task is noise. The JSON then holds, per checkpoint, both kind mixes, their total
-variation distance and a paired permutation test's p (issue #52's probe).
+variation distance and a paired permutation test's p (issue #52's probe); ``families_only``
+repeats the test on the well-formed calls alone, so a policy whose calls merely break on noise
+text does not pass for one that reads the task.
 
 Usage: python bench/toolkit_calls.py PACK_DIR CHECKPOINT [CHECKPOINT ...]
            [--samples 4] [--temperature 1.0] [--max-tokens 64] [--seed 0] [--shuffle]
@@ -112,6 +114,23 @@ def modality_dependence(
     return {"tv_from_overall": round(observed, 3), "p": round((hits + 1) / (rounds + 1), 4)}
 
 
+def family_shift(a: list[list[str]], b: list[list[str]], seed: int = 0) -> dict:
+    """``mix_difference`` over the well-formed calls only: whether shuffling the task moves
+    which family is called, apart from breaking the call (noise text can break a call of a
+    policy that ignores the task too). Prompts with no well-formed call in either condition
+    are left out; ``calls`` says how many remain on each side."""
+    kept = [
+        ([k for k in x if k in OPTIONS], [k for k in y if k in OPTIONS])
+        for x, y in zip(a, b, strict=True)
+    ]
+    kept = [(x, y) for x, y in kept if x and y]
+    calls = {"task": sum(len(x) for x, _ in kept), "shuffled": sum(len(y) for _, y in kept)}
+    if not kept:
+        return {"calls": calls, "tv_distance": None, "p": None}
+    xs, ys = zip(*kept, strict=True)
+    return {"calls": calls, **mix_difference(list(xs), list(ys), seed=seed)}
+
+
 def classify(text: str) -> str:
     """An option when the turn is exactly one bash call of the toolkit command, else why not."""
     _, calls = parse_tool_calls(text)
@@ -149,7 +168,7 @@ def sample_kinds(
                 pad_token_id=tokenizer.eos_token_id,
             )
         texts = [tokenizer.decode(row[len(prompt) :], skip_special_tokens=True) for row in out]
-        kinds.append([classify(t) for t in texts])
+        kinds.append([classify(str(t)) for t in texts])
     return kinds
 
 
@@ -185,7 +204,7 @@ def main() -> None:
 
         tokenizer = AutoTokenizer.from_pretrained(args.checkpoints[0])
         rng = random.Random(args.seed)
-        texts = [tokenizer.decode(p) for p in prompts]
+        texts = [str(tokenizer.decode(p)) for p in prompts]
         shuffled = [
             tokenizer(shuffle_task_text(t, rng), add_special_tokens=False)["input_ids"]
             for t in texts
@@ -198,13 +217,14 @@ def main() -> None:
         result["checkpoints"][str(checkpoint)] = {
             "all": summarise([k for kinds in per_task for k in kinds]),
             **{m: summarise(k) for m, k in sorted(by_modality.items())},
-            "by_modality": modality_dependence(per_task, modalities, seed=args.seed),
+            "by_modality": modality_dependence(per_task, list(modalities), seed=args.seed),
         }
         if shuffled:
             noise = sample_kinds(checkpoint, shuffled, args)
             result["checkpoints"][str(checkpoint)]["shuffled_task_text"] = {
                 "all": summarise([k for kinds in noise for k in kinds]),
                 **mix_difference(per_task, noise, seed=args.seed),
+                "families_only": family_shift(per_task, noise, seed=args.seed),
             }
     print(json.dumps(result, indent=1))
 

@@ -77,6 +77,23 @@ def test_mix_difference_tells_a_changed_mix_from_the_same_one():
     assert same == {"tv_distance": 0.0, "p": 1.0}
 
 
+def test_family_shift_ignores_calls_that_only_broke():
+    # shuffling breaks half the calls but the rest keep the same family mix: the full mix
+    # moves, the families do not
+    before = [["table", "images", "table", "images"]] * 10
+    broke = [["table", "broken", "no_call", "images"]] * 10
+    assert toolkit_calls.mix_difference(before, broke, rounds=2000)["p"] < 0.01
+    shift = toolkit_calls.family_shift(before, broke)
+    assert shift["calls"] == {"task": 40, "shuffled": 20}
+    assert shift["tv_distance"] == 0.0 and shift["p"] == 1.0
+    # a policy that reads the task calls images on image prompts, table once the words are noise
+    read = toolkit_calls.family_shift(before, [["table", "broken", "table", "table"]] * 10)
+    assert read["tv_distance"] == 0.5 and read["p"] < 0.01
+    # every shuffled call broke: nothing to compare
+    none = toolkit_calls.family_shift(before, [["broken"] * 4] * 10)
+    assert none == {"calls": {"task": 0, "shuffled": 0}, "tv_distance": None, "p": None}
+
+
 def test_modality_dependence_tells_a_policy_that_reads_the_task_from_one_that_does_not():
     modalities = ["image"] * 8 + ["tabular"] * 8
     reads = [["images", "images", "table"]] * 8 + [["table", "table", "table"]] * 8
