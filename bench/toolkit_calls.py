@@ -15,12 +15,18 @@ variation distance and a paired permutation test's p (issue #52's probe); ``fami
 repeats the test on the well-formed calls alone, so a policy whose calls merely break on noise
 text does not pass for one that reads the task.
 
+With ``--logs DIR``, nothing is sampled: the first turns are read from finished eval logs
+(``sandmle reproduce``'s ``eval/``, or any ``inspect eval`` of a toolkit episode), per model, for
+the samples that carry a task modality and, by default, only under react (``--scaffold``). That
+is the mix the eval actually scored, beside its rates.
+
 Usage: python bench/toolkit_calls.py PACK_DIR CHECKPOINT [CHECKPOINT ...]
            [--samples 4] [--temperature 1.0] [--max-tokens 64] [--seed 0] [--shuffle]
            [--profile cpu-micro]
-Prints one JSON object: per checkpoint, overall and by modality, and whether the mix depends
-on the modality (``by_modality``: a permutation test; a policy that reads the task chooses by
-it).
+       python bench/toolkit_calls.py --logs LOG_DIR [--scaffold react] [--seed 0]
+Prints one JSON object: per checkpoint (or model), overall and by modality, and whether the
+mix depends on the modality (``by_modality``: a permutation test; a policy that reads the task
+chooses by it).
 """
 
 from __future__ import annotations
@@ -134,14 +140,52 @@ def family_shift(a: list[list[str]], b: list[list[str]], seed: int = 0) -> dict:
 def classify(text: str) -> str:
     """An option when the turn is exactly one bash call of the toolkit command, else why not."""
     _, calls = parse_tool_calls(text)
+    return kind_of([(c.function, c.arguments) for c in calls])
+
+
+def kind_of(calls: list[tuple[str, dict[str, Any] | None]]) -> str:
+    """The kind of a turn's tool calls, given as (function, arguments)."""
     if not calls:
         return "no_call"
-    call = calls[0]
-    command = str(next(iter(call.arguments.values()), "")).strip() if call.arguments else ""
+    function, arguments = calls[0]
+    command = str(next(iter(arguments.values()), "")).strip() if arguments else ""
     for option in OPTIONS:
-        if len(calls) == 1 and call.function == "bash" and command == toolkit_command(option):
+        if len(calls) == 1 and function == "bash" and command == toolkit_command(option):
             return option
     return "broken"
+
+
+def log_kinds(
+    log_dir: Path, scaffold: str | None = "react"
+) -> dict[str, tuple[list[list[str]], list[str]]]:
+    """Per model, the kinds of each task's first turns in the logs and the tasks' modalities.
+
+    A sample counts when its metadata names a modality (held-out synthetic tasks; replicas and
+    Dojo tasks do not) and, with ``scaffold``, when that solver ran it. Epochs of one task
+    pool, so the permutation tests keep a task's calls together.
+    """
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    tasks: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    modality: dict[str, str] = {}
+    for info in list_eval_logs(str(log_dir)):
+        log = read_eval_log(info)
+        solvers = " ".join(step.solver for step in (log.plan.steps if log.plan else []))
+        if log.status != "success" or (scaffold and scaffold not in solvers):
+            continue
+        for sample in log.samples or []:
+            task_modality = (sample.metadata or {}).get("modality")
+            if not task_modality:
+                continue
+            first = next((m for m in sample.messages if m.role == "assistant"), None)
+            calls = getattr(first, "tool_calls", None) or []
+            key = f"{log.eval.task}/{sample.id}"
+            modality[key] = str(task_modality)
+            tasks[log.eval.model][key].append(kind_of([(c.function, c.arguments) for c in calls]))
+    return {
+        model: ([per[k] for k in sorted(per)], [modality[k] for k in sorted(per)])
+        for model, per in tasks.items()
+    }
 
 
 def sample_kinds(
@@ -179,10 +223,33 @@ def summarise(kinds: list[str]) -> dict[str, Any]:
             **{k: counts[k] for k in KINDS}}  # fmt: skip
 
 
+def mix_report(per_task: list[list[str]], modalities: list[str], seed: int) -> dict[str, Any]:
+    """Overall and per-modality mixes, and whether the mix depends on the modality."""
+    by_modality: dict[str, list[str]] = defaultdict(list)
+    for modality, kinds in zip(modalities, per_task, strict=True):
+        by_modality[modality].extend(kinds)
+    return {
+        "all": summarise([k for kinds in per_task for k in kinds]),
+        **{m: summarise(k) for m, k in sorted(by_modality.items())},
+        "by_modality": modality_dependence(per_task, modalities, seed=seed),
+    }
+
+
+def from_logs(log_dir: Path, scaffold: str | None, seed: int) -> dict[str, Any]:
+    models = log_kinds(log_dir, scaffold or None)
+    return {
+        "logs": str(log_dir),
+        "scaffold": scaffold,
+        "models": {m: mix_report(kinds, mods, seed) for m, (kinds, mods) in sorted(models.items())},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("pack", type=Path)
-    parser.add_argument("checkpoints", type=Path, nargs="+")
+    parser.add_argument("pack", type=Path, nargs="?")
+    parser.add_argument("checkpoints", type=Path, nargs="*")
+    parser.add_argument("--logs", type=Path, help="read the first turns from these eval logs")
+    parser.add_argument("--scaffold", default="react", help="with --logs: this solver's only")
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--max-tokens", type=int, default=64)
@@ -192,6 +259,11 @@ def main() -> None:
         "--profile", default="cpu-micro", help="the profile whose episode renders the prompts"
     )
     args = parser.parse_args()
+    if args.logs:
+        print(json.dumps(from_logs(args.logs, args.scaffold, args.seed), indent=1))
+        return
+    if not args.pack or not args.checkpoints:
+        parser.error("give PACK_DIR and a CHECKPOINT, or --logs LOG_DIR")
     competitions = load_pack(args.pack).competitions
     modalities = [c.config.modality for c in competitions]
     limits = load_profile(args.profile)[0].episode.limits
@@ -211,14 +283,7 @@ def main() -> None:
         ]
     for checkpoint in args.checkpoints:
         per_task = sample_kinds(checkpoint, prompts, args)
-        by_modality: dict[str, list[str]] = defaultdict(list)
-        for modality, kinds in zip(modalities, per_task, strict=True):
-            by_modality[modality].extend(kinds)
-        result["checkpoints"][str(checkpoint)] = {
-            "all": summarise([k for kinds in per_task for k in kinds]),
-            **{m: summarise(k) for m, k in sorted(by_modality.items())},
-            "by_modality": modality_dependence(per_task, list(modalities), seed=args.seed),
-        }
+        result["checkpoints"][str(checkpoint)] = mix_report(per_task, modalities, args.seed)
         if shuffled:
             noise = sample_kinds(checkpoint, shuffled, args)
             result["checkpoints"][str(checkpoint)]["shuffled_task_text"] = {

@@ -5,8 +5,15 @@ held-out prompts, cpu-micro 2026-12-04)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessageAssistant
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import ToolCall
 
 from tests.bench import bench_script
 
@@ -102,3 +109,51 @@ def test_modality_dependence_tells_a_policy_that_reads_the_task_from_one_that_do
     blind = [["images", "table", "table"]] * 16  # the same mix whatever the task
     same = toolkit_calls.modality_dependence(blind, modalities, rounds=2000)
     assert same["tv_from_overall"] == 0.0 and same["p"] == 1.0
+
+
+def _replies(name: str) -> Solver:
+    """A solver named ``name`` whose first turn is the sample's ``call`` metadata (or none)."""
+
+    @solver(name=name)
+    def replies() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            command = state.metadata.get("call")
+            calls = [ToolCall(id="c", function="bash", arguments={"command": command})]
+            state.messages.append(
+                ChatMessageAssistant(content="", tool_calls=calls if command else None)
+            )
+            return state
+
+        return solve
+
+    return replies()
+
+
+def test_log_mix_reads_each_models_first_turns_by_modality(tmp_path: Path) -> None:
+    """--logs: real Inspect logs, two epochs; a sample with no modality (a replica) is left out,
+    and so is another scaffold's log unless every scaffold is asked for."""
+    samples = [
+        Sample(
+            id="img", input="i", metadata={"modality": "image", "call": "python automl.py images"}
+        ),
+        Sample(
+            id="txt", input="t", metadata={"modality": "text", "call": "python automl.py tables"}
+        ),
+        Sample(id="txt2", input="u", metadata={"modality": "text"}),
+        Sample(id="replica", input="r", metadata={"call": "python automl.py table"}),
+    ]
+    for model, name in (
+        ("mockllm/react-run", "react_replies"),
+        ("mockllm/aide-run", "aide_replies"),
+    ):
+        [log] = inspect_eval(Task(dataset=samples, solver=_replies(name), name="synthetic"),
+                             model=model, epochs=2, log_dir=str(tmp_path), display="none")  # fmt: skip
+        assert log.status == "success", log.error
+    report = toolkit_calls.from_logs(tmp_path, "react", seed=0)["models"]
+    assert list(report) == ["mockllm/react-run"]
+    mix = report["mockllm/react-run"]
+    assert mix["all"]["n"] == 6 and mix["all"]["valid_call"] == round(2 / 6, 3)
+    assert (mix["image"]["images"], mix["text"]["broken"], mix["text"]["no_call"]) == (2, 2, 2)
+    assert mix["by_modality"]["tv_from_overall"] > 0
+    assert set(toolkit_calls.from_logs(tmp_path, None, seed=0)["models"]) == {
+        "mockllm/react-run", "mockllm/aide-run"}  # fmt: skip
