@@ -156,22 +156,32 @@ def kind_of(calls: list[tuple[str, dict[str, Any] | None]]) -> str:
 
 
 def log_kinds(
-    log_dir: Path, scaffold: str | None = "react"
+    log_dir: Path, scaffold: str | None = "react", skipped: dict[str, str] | None = None
 ) -> dict[str, tuple[list[list[str]], list[str]]]:
     """Per model, the kinds of each task's first turns in the logs and the tasks' modalities.
 
     A sample counts when its metadata names a modality (held-out synthetic tasks; replicas and
     Dojo tasks do not) and, with ``scaffold``, when that solver ran it. Epochs of one task
-    pool, so the permutation tests keep a task's calls together.
+    pool, so the permutation tests keep a task's calls together. A log that cannot be read or
+    did not finish is left out and named in ``skipped``, with why.
     """
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     tasks: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     modality: dict[str, str] = {}
+    skipped = {} if skipped is None else skipped
     for info in list_eval_logs(str(log_dir)):
-        log = read_eval_log(info)
+        name = Path(info.name).name
+        try:
+            log = read_eval_log(info)
+        except Exception as error:  # a corrupt or foreign file is data, not a crash
+            skipped[name] = f"unreadable: {type(error).__name__}"
+            continue
+        if log.status != "success":
+            skipped[name] = f"status {log.status}"
+            continue
         solvers = " ".join(step.solver for step in (log.plan.steps if log.plan else []))
-        if log.status != "success" or (scaffold and scaffold not in solvers):
+        if scaffold and scaffold not in solvers:
             continue
         for sample in log.samples or []:
             task_modality = (sample.metadata or {}).get("modality")
@@ -236,10 +246,12 @@ def mix_report(per_task: list[list[str]], modalities: list[str], seed: int) -> d
 
 
 def from_logs(log_dir: Path, scaffold: str | None, seed: int) -> dict[str, Any]:
-    models = log_kinds(log_dir, scaffold or None)
+    skipped: dict[str, str] = {}
+    models = log_kinds(log_dir, scaffold or None, skipped)
     return {
         "logs": str(log_dir),
         "scaffold": scaffold,
+        "skipped": skipped,
         "models": {m: mix_report(kinds, mods, seed) for m, (kinds, mods) in sorted(models.items())},
     }
 
@@ -265,7 +277,7 @@ def main() -> None:
     if not args.pack or not args.checkpoints:
         parser.error("give PACK_DIR and a CHECKPOINT, or --logs LOG_DIR")
     competitions = load_pack(args.pack).competitions
-    modalities = [c.config.modality for c in competitions]
+    modalities: list[str] = [c.config.modality for c in competitions]
     limits = load_profile(args.profile)[0].episode.limits
     with tempfile.TemporaryDirectory() as logs:
         prompts = first_prompts(args.checkpoints[0], str(args.pack), Path(logs), limits=limits)

@@ -131,7 +131,8 @@ def _replies(name: str) -> Solver:
 
 def test_log_mix_reads_each_models_first_turns_by_modality(tmp_path: Path) -> None:
     """--logs: real Inspect logs, two epochs; a sample with no modality (a replica) is left out,
-    and so is another scaffold's log unless every scaffold is asked for."""
+    and so is another scaffold's log unless every scaffold is asked for; a corrupt log is named
+    as skipped, not a crash."""
     samples = [
         Sample(
             id="img", input="i", metadata={"modality": "image", "call": "python automl.py images"}
@@ -149,7 +150,10 @@ def test_log_mix_reads_each_models_first_turns_by_modality(tmp_path: Path) -> No
         [log] = inspect_eval(Task(dataset=samples, solver=_replies(name), name="synthetic"),
                              model=model, epochs=2, log_dir=str(tmp_path), display="none")  # fmt: skip
         assert log.status == "success", log.error
-    report = toolkit_calls.from_logs(tmp_path, "react", seed=0)["models"]
+    (tmp_path / "2026-01-01T00-00-00+00-00_broken_abc.eval").write_bytes(b"not a zip")
+    result = toolkit_calls.from_logs(tmp_path, "react", seed=0)
+    assert list(result["skipped"]) == ["2026-01-01T00-00-00+00-00_broken_abc.eval"]
+    report = result["models"]
     assert list(report) == ["mockllm/react-run"]
     mix = report["mockllm/react-run"]
     assert mix["all"]["n"] == 6 and mix["all"]["valid_call"] == round(2 / 6, 3)
