@@ -133,3 +133,29 @@ def checkpoint_info(model: str, model_args: dict[str, Any] | None = None) -> Che
     if info.run is None:
         updates["run"] = run_from_name(model)
     return info.model_copy(update=updates)
+
+
+TRAINER_STATE = "trainer_state.json"  # the last file Trainer's save writes
+
+
+def step_of(folder: Path) -> int:
+    """The step of a Trainer checkpoint folder, ``checkpoint-<step>``."""
+    return int(folder.name.rsplit("-", 1)[-1])
+
+
+def saved_checkpoints(output_dir: str | Path, complete: bool = False) -> list[Path]:
+    """An output folder's ``checkpoint-<step>`` folders by step; ``complete``: only those whose
+    save finished (a folder without ``trainer_state.json`` is a save cut short)."""
+    found = [
+        path
+        for path in Path(output_dir).glob("checkpoint-*")
+        if path.name.rsplit("-", 1)[-1].isdigit()
+        and (not complete or (path / TRAINER_STATE).is_file())
+    ]
+    return sorted(found, key=step_of)
+
+
+def last_complete_checkpoint(output_dir: str | Path) -> Path | None:
+    """The newest checkpoint a resume can start from."""
+    found = saved_checkpoints(output_dir, complete=True)
+    return found[-1] if found else None

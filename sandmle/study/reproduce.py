@@ -39,7 +39,12 @@ from sandmle.errors import SandmleError
 from sandmle.harness.solvers import AGENT_ERROR_KEY
 from sandmle.leaderboard.reproduce_view import FIXED_LOGS, FIXED_PREFIX
 from sandmle.specs.benchmarks import benchmark
-from sandmle.specs.checkpoint import METADATA_FILE
+from sandmle.specs.checkpoint import (
+    METADATA_FILE,
+    last_complete_checkpoint,
+    saved_checkpoints,
+    step_of,
+)
 from sandmle.specs.profile import GRPOArm, Profile, load_profile
 from sandmle.specs.study import BenchmarkEntry, ModelEntry, ScaffoldEntry, StudyConfig
 from sandmle.specs.training import SFTRunFile
@@ -254,11 +259,28 @@ def stage_sft(run: Run) -> dict[str, Any]:
         model=base_model(run),
         logs=eval_files([run.path("teacher"), *map(Path, run.profile.teacher.logs)]),
         keep=sft.keep,
-        training={**sft.training, "output_dir": str(run.path("runs", "sft"))},
+        training={**sft.training, **resumable(run, "sft")},
     )
+    resumed = resumed_from(run, "sft")
     path = write_config(run, "sft", config.model_dump(mode="json", exclude_none=True))
     child(run, "sft", ["-m", TRAIN_CLI, "sft", "--config", str(path)])
-    return {"checkpoint": str(labelled(run.path("runs", "sft", "final"), "sft"))}
+    return {"checkpoint": str(labelled(run.path("runs", "sft", "final"), "sft")), **resumed}
+
+
+def resumable(run: Run, stage: str) -> dict[str, Any]:
+    """Training fields that put a stage's checkpoints in its folder and resume from the newest
+    complete one there: an interrupted stage redoes only the steps since its last save."""
+    return {"output_dir": str(run.path("runs", stage)), "resume_from_checkpoint": True}
+
+
+def resumed_from(run: Run, stage: str) -> dict[str, Any]:
+    """The step a stage resumes at, said on the console and kept in its outcome (its seconds
+    then count only this attempt)."""
+    last = last_complete_checkpoint(run.path("runs", stage))
+    if last is None:
+        return {}
+    run.console.print(f"  {stage}: resuming from {last}", highlight=False)
+    return {"resumed_at_step": step_of(last)}
 
 
 def stage_grpo(run: Run, arm: GRPOArm) -> dict[str, Any]:
@@ -269,13 +291,14 @@ def stage_grpo(run: Run, arm: GRPOArm) -> dict[str, Any]:
             "model": model,
             "rollout": spec.rollout.model_copy(update={"pack": str(run.path("packs", "train"))}),
             "reward": spec.reward.model_copy(update={"mode": arm.mode}),
-            "training": {**spec.training, "output_dir": str(run.path("runs", arm.stage))},
+            "training": {**spec.training, **resumable(run, arm.stage)},
         }
     )
+    resumed = resumed_from(run, arm.stage)
     path = write_config(run, arm.stage, config.model_dump(mode="json", exclude_none=True))
     child(run, arm.stage, ["-m", TRAIN_CLI, "grpo", "--config", str(path)])
     folder = labelled(last_checkpoint(run.path("runs", arm.stage)), "grpo", arm.mode)
-    return {"checkpoint": str(folder), "start": arm.start, "reward_mode": arm.mode}
+    return {"checkpoint": str(folder), "start": arm.start, "reward_mode": arm.mode, **resumed}
 
 
 def eval_files(paths: list[Path]) -> list[str]:
@@ -297,7 +320,7 @@ def write_config(run: Run, name: str, config: dict[str, Any]) -> Path:
 
 
 def last_checkpoint(folder: Path) -> Path:
-    found = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    found = saved_checkpoints(folder)
     if not found:
         raise SandmleError(f"training wrote no checkpoint under {folder}")
     return found[-1]
@@ -317,11 +340,15 @@ def labelled(folder: Path, kind: str, reward_mode: str | None = None) -> Path:
 
 
 def child(run: Run, stage: str, args: list[str]) -> None:
-    """``python ARGS`` with output to ``<out>/logs/<stage>.log``; a line every ``HEARTBEAT_S``."""
+    """``python ARGS`` with output to ``<out>/logs/<stage>.log``; a line every ``HEARTBEAT_S``.
+    A rerun appends under a header: an interrupted attempt's log is kept."""
     log = run.path("logs", f"{stage}.log")
     log.parent.mkdir(parents=True, exist_ok=True)
+    offset = log.stat().st_size if log.is_file() else 0
     start = time.monotonic()
-    with log.open("w", encoding="utf-8") as sink:
+    with log.open("a", encoding="utf-8") as sink:
+        sink.write(f"{'' if offset == 0 else chr(10)}=== {stage}, {time.strftime('%F %T')} ===\n")
+        sink.flush()
         launch = run.profile.launch if args[:2] == ["-m", TRAIN_CLI] else None
         proc = subprocess.Popen(
             [*(launch or [sys.executable]), *args], stdout=sink, stderr=subprocess.STDOUT,
@@ -340,7 +367,9 @@ def child(run: Run, stage: str, args: list[str]) -> None:
             proc.wait()
             raise
     if proc.returncode != 0:
-        last = reason(log.read_text(encoding="utf-8", errors="replace"))
+        with log.open("rb") as text:
+            text.seek(offset)
+            last = reason(text.read().decode("utf-8", errors="replace"))
         raise SandmleError(f"{stage} failed (exit {proc.returncode}): {last} (log: {log})")
 
 

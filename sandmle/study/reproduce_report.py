@@ -22,6 +22,7 @@ from sandmle.leaderboard import reproduce_view as view
 from sandmle.leaderboard.export import export_html
 from sandmle.leaderboard.logs import SCORER, load_logs
 from sandmle.leaderboard.stats import MIN_DECIDABLE, too_few
+from sandmle.specs.checkpoint import TRAINER_STATE, last_complete_checkpoint
 
 LOADED_NOTE = (
     "Figures from a shared, loaded machine: timings are 'loaded'. Rates are % of sample-epochs "
@@ -32,11 +33,11 @@ LOADED_NOTE = (
 
 def trainer_history(run_dir: Path) -> list[dict[str, Any]]:
     """TRL's ``log_history`` from the run's newest ``trainer_state.json``."""
-    states = sorted(run_dir.glob("checkpoint-*/trainer_state.json"),
-                    key=lambda p: int(p.parent.name.split("-")[-1]))  # fmt: skip
-    if not states:
+    last = last_complete_checkpoint(run_dir)
+    if last is None:
         return []
-    return list(json.loads(states[-1].read_text(encoding="utf-8")).get("log_history", []))
+    state = json.loads((last / TRAINER_STATE).read_text(encoding="utf-8"))
+    return list(state.get("log_history", []))
 
 
 def reward_rows(name: str, history: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -14,7 +14,13 @@ from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from sandmle.specs.checkpoint import METADATA_FILE, CheckpointInfo
+from sandmle.errors import SandmleError
+from sandmle.specs.checkpoint import (
+    METADATA_FILE,
+    TRAINER_STATE,
+    CheckpointInfo,
+    last_complete_checkpoint,
+)
 
 CHECKPOINT_PREFIX = "checkpoint"
 
@@ -28,6 +34,23 @@ def output_folder(args: TrainingArguments) -> Path:
 def checkpoint_dir(output_dir: str | Path, step: int) -> Path:
     """Where Trainer saves step ``step`` (and where the leaderboard finds the step in the name)."""
     return Path(output_dir) / f"{CHECKPOINT_PREFIX}-{step}"
+
+
+def resume_point(args: TrainingArguments) -> Path | None:
+    """Where ``args.resume_from_checkpoint`` resumes: a checkpoint folder, or ``true`` for the
+    output folder's newest complete one. Unlike Trainer's ``True``, ``true`` with nothing saved
+    yet is a fresh start, so a crashed command can simply be run again."""
+    wanted = args.resume_from_checkpoint  # typed str; YAML's true arrives as a bool
+    if wanted is None or str(wanted).lower() in ("", "false"):
+        return None
+    if str(wanted).lower() == "true":
+        return last_complete_checkpoint(output_folder(args))
+    folder = Path(str(wanted))
+    if not (folder / TRAINER_STATE).is_file():
+        raise SandmleError(
+            f"resume_from_checkpoint: {folder} is not a finished checkpoint (no {TRAINER_STATE})"
+        )
+    return folder
 
 
 def write_metadata(folder: Path, info: CheckpointInfo) -> Path:

@@ -23,6 +23,7 @@ from trl.trainer.grpo_trainer import RewardFunc
 from sandmle.env.chat import use_training_template
 from sandmle.env.rewards import reward_functions
 from sandmle.errors import SandmleError
+from sandmle.specs.checkpoint import step_of
 from sandmle.specs.files import load_file
 from sandmle.specs.training import (
     TINY_MODEL,
@@ -35,6 +36,7 @@ from sandmle.training.checkpoints import (
     CheckpointMetadata,
     checkpoint_dir,
     output_folder,
+    resume_point,
     save_checkpoint,
 )
 from sandmle.training.generators import (
@@ -292,7 +294,7 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     use_training_template(tokenizer)  # saved with every checkpoint: eval renders as training did
-    log_root = Path(config.rollout.log_dir or output_folder(config) / "rollouts")
+    log_root = rollout_root(config)
     metadata = CheckpointMetadata(
         base_model=config.model_name_or_path,
         pack=config.rollout.pack or "builtin",
@@ -311,10 +313,19 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
     )
 
 
+def rollout_root(config: SandmleGRPOConfig) -> Path:
+    return Path(config.rollout.log_dir or output_folder(config) / "rollouts")
+
+
 def train_grpo(config: SandmleGRPOConfig) -> Path:
-    """Train, then save the final checkpoint; returns its folder."""
+    """Train (resuming where ``resume_from_checkpoint`` says), then save the final checkpoint;
+    returns its folder."""
+    resume = resume_point(config)
+    if resume is not None and int(os.environ.get("RANK", "0")) == 0:
+        # before the trainer: no rank writes rollouts until every rank has built it
+        supersede_rollouts(rollout_root(config), step_of(resume))
     trainer = build_trainer(config)
-    trainer.train()
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     step = trainer.state.global_step
     metadata = next(
         c for c in trainer.callback_handler.callbacks if isinstance(c, CheckpointMetadata)
@@ -324,6 +335,18 @@ def train_grpo(config: SandmleGRPOConfig) -> Path:
     )
     close_processes(trainer.accelerator)
     return folder
+
+
+def supersede_rollouts(log_root: Path, step: int) -> list[Path]:
+    """Move the episode logs of steps from ``step`` on (the work a resume redoes) into
+    ``superseded/<time>/``: kept, but out of the per-step folders reports read, so no step
+    counts twice."""
+    later = [p for p in log_root.glob("step-*") if p.name[5:].isdigit() and int(p.name[5:]) >= step]
+    if not later:
+        return []
+    keep = log_root / "superseded" / time.strftime("%Y%m%dT%H%M%S")
+    keep.mkdir(parents=True, exist_ok=True)
+    return [folder.rename(keep / folder.name) for folder in sorted(later)]
 
 
 # Process groups closed by close_processes, kept to the end of the process (see there).

@@ -133,7 +133,12 @@ def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
 
     from sandmle.harness.chat_template import with_prelude
     from sandmle.specs.checkpoint import CheckpointInfo
-    from sandmle.training.checkpoints import ensure_generation_config, output_folder, write_metadata
+    from sandmle.training.checkpoints import (
+        ensure_generation_config,
+        output_folder,
+        resume_point,
+        write_metadata,
+    )
 
     args = SFTConfig(**{**run.training, **overrides})
     logs = run.logs or [str(output_folder(args) / "teacher-logs")]
@@ -151,7 +156,8 @@ def train_sft(run: SFTRunFile, **overrides: Any) -> Path:
     trainer = SFTTrainer(
         model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
-    trainer.train()
+    resume = resume_point(args)
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     out = output_folder(args) / "final"
     trainer.save_model(str(out))
     if trainer.is_world_process_zero():

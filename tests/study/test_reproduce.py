@@ -177,6 +177,43 @@ def test_grpo_runs_differ_only_in_reward_mode(
     assert a == b
 
 
+def test_an_interrupted_grpo_stage_resumes_from_its_last_save(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profile, path = load_profile("toy")
+    run = reproduce.Run(profile, path, tmp_path, reproduce.Console())
+    run.finish("sft", {"checkpoint": str(tmp_path / "sft")})
+    saved = tmp_path / "runs" / "grpo-dense" / "checkpoint-1"
+    saved.mkdir(parents=True)
+    (saved / "trainer_state.json").write_text("{}")
+    (saved.parent / "checkpoint-2").mkdir()  # a save cut short: not where it resumes
+    written: list[dict] = []
+
+    def fake_child(run: reproduce.Run, stage: str, args: list[str]) -> None:
+        written.append(yaml.safe_load(Path(args[-1]).read_text()))
+        info = {"kind": "grpo", "step": 2, "reward_mode": "dense"}
+        (saved.parent / "checkpoint-2" / "sandmle_checkpoint.json").write_text(json.dumps(info))
+
+    monkeypatch.setattr(reproduce, "child", fake_child)
+    outcome = reproduce.stage_grpo(run, GRPOArm("dense", "sft"))
+    assert written[0]["training"]["resume_from_checkpoint"] is True
+    assert written[0]["training"]["output_dir"] == str(saved.parent)
+    assert outcome["resumed_at_step"] == 1
+    assert outcome["checkpoint"].endswith("grpo-dense/checkpoint-2")
+
+
+def test_a_rerun_child_keeps_the_earlier_log_and_names_its_own_error(tmp_path: Path) -> None:
+    profile, path = load_profile("toy")
+    run = reproduce.Run(profile, path, tmp_path, reproduce.Console())
+    with pytest.raises(SandmleError, match="ValueError: first"):
+        reproduce.child(run, "sft", ["-c", "raise ValueError('first')"])
+    with pytest.raises(SandmleError, match=r"\(exit 2\): second attempt"):
+        reproduce.child(run, "sft", ["-c", "import sys; print('second attempt'); sys.exit(2)"])
+    log = (tmp_path / "logs" / "sft.log").read_text()
+    assert "ValueError: first" in log and "second attempt" in log
+    assert log.count("=== sft, ") == 2
+
+
 def test_a_checkpoint_must_say_what_it_is(tmp_path: Path) -> None:
     (tmp_path / "sandmle_checkpoint.json").write_text(json.dumps({"kind": "grpo", "step": 2,
                                                                   "reward_mode": "dense"}))  # fmt: skip
