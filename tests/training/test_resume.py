@@ -14,6 +14,8 @@ import yaml
 
 pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
 
+from transformers import TrainingArguments
+
 from sandmle.errors import SandmleError
 from sandmle.specs.checkpoint import TRAINER_STATE, last_complete_checkpoint, saved_checkpoints
 from sandmle.training.checkpoints import resume_point
@@ -32,10 +34,13 @@ def checkpoint(root: Path, step: int, complete: bool = True) -> Path:
     return folder
 
 
-def args(out: Path, wanted: object):
-    from transformers import TrainingArguments
-
-    return TrainingArguments(output_dir=str(out), resume_from_checkpoint=wanted, report_to="none")
+def args(out: Path, wanted: str | bool | None) -> TrainingArguments:
+    # YAML's `true` reaches TrainingArguments as a bool, whatever its field's type says
+    return TrainingArguments(
+        output_dir=str(out),
+        resume_from_checkpoint=wanted,  # type: ignore[arg-type]
+        report_to="none",
+    )
 
 
 def test_resume_point_skips_a_save_cut_short(tmp_path: Path) -> None:
