@@ -17,13 +17,14 @@ text does not pass for one that reads the task.
 
 With ``--logs DIR``, nothing is sampled: the first turns are read from finished eval logs
 (``sandmle reproduce``'s ``eval/``, or any ``inspect eval`` of a toolkit episode), per model, for
-the samples that carry a task modality and, by default, only under react (``--scaffold``). That
-is the mix the eval actually scored, beside its rates.
+a pack's tasks (Inspect task ``--task``, default ``synthetic``: not the replicas) and, by
+default, only under react (``--scaffold``). That is the mix the eval actually scored, beside its
+rates; ``sandmle reproduce``'s report shows it too (``sandmle.leaderboard.choices``).
 
 Usage: python bench/toolkit_calls.py PACK_DIR CHECKPOINT [CHECKPOINT ...]
            [--samples 4] [--temperature 1.0] [--max-tokens 64] [--seed 0] [--shuffle]
            [--profile cpu-micro]
-       python bench/toolkit_calls.py --logs LOG_DIR [--scaffold react] [--seed 0]
+       python bench/toolkit_calls.py --logs LOG_DIR [--scaffold react] [--task synthetic]
 Prints one JSON object: per checkpoint (or model), overall and by modality, and whether the
 mix depends on the modality (``by_modality``: a permutation test; a policy that reads the task
 chooses by it).
@@ -36,17 +37,22 @@ import json
 import random
 import re
 import tempfile
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from sandmle.env.chat import parse_tool_calls
 from sandmle.harness.pack import load_pack
-from sandmle.policies.toolkit import OPTIONS, toolkit_command
+from sandmle.leaderboard.choices import (
+    kind_of,
+    log_kinds,
+    mix_report,
+    summarise,
+)
+from sandmle.policies.toolkit import OPTIONS
 from sandmle.specs.profile import load_profile
 from sandmle.training.learning_curve import first_prompts
 
-KINDS = [*OPTIONS, "broken", "no_call"]
 USER_TURN = re.compile(r"(<\|im_start\|>user\n)(.*?)(<\|im_end\|>)", re.DOTALL)
 """The user turn as ChatML templates (Qwen's, the tiny models') render it."""
 
@@ -88,38 +94,6 @@ def mix_difference(
     return {"tv_distance": round(observed, 3), "p": round((hits + 1) / (rounds + 1), 4)}
 
 
-def modality_dependence(
-    per_task: list[list[str]], modalities: list[str], rounds: int = 10_000, seed: int = 0
-) -> dict:
-    """Does the call mix depend on the task's modality? The mean, over calls, of the total
-    variation distance between its modality's mix and the overall mix, and a permutation
-    test's p: the share of rounds, each dealing the modalities to the prompts at random (a
-    prompt's samples stay together), with a distance as large. A policy that ignores the task
-    draws every modality's calls from one mix (the distance then is sampling noise)."""
-    rng = random.Random(seed)
-    total = Counter(k for kinds in per_task for k in kinds)
-    n = max(sum(total.values()), 1)
-
-    def distance(labels: list[str]) -> float:
-        groups: dict[str, Counter[str]] = defaultdict(Counter)
-        for kinds, label in zip(per_task, labels, strict=True):
-            groups[label].update(kinds)
-        spread = 0.0
-        for counts in groups.values():
-            size = max(sum(counts.values()), 1)
-            tv = 0.5 * sum(abs(counts[k] / size - total[k] / n) for k in total)
-            spread += tv * size / n
-        return spread
-
-    observed = distance(modalities)
-    labels = list(modalities)
-    hits = 0
-    for _ in range(rounds):
-        rng.shuffle(labels)
-        hits += distance(labels) >= observed - 1e-12
-    return {"tv_from_overall": round(observed, 3), "p": round((hits + 1) / (rounds + 1), 4)}
-
-
 def family_shift(a: list[list[str]], b: list[list[str]], seed: int = 0) -> dict:
     """``mix_difference`` over the well-formed calls only: whether shuffling the task moves
     which family is called, apart from breaking the call (noise text can break a call of a
@@ -141,61 +115,6 @@ def classify(text: str) -> str:
     """An option when the turn is exactly one bash call of the toolkit command, else why not."""
     _, calls = parse_tool_calls(text)
     return kind_of([(c.function, c.arguments) for c in calls])
-
-
-def kind_of(calls: list[tuple[str, dict[str, Any] | None]]) -> str:
-    """The kind of a turn's tool calls, given as (function, arguments)."""
-    if not calls:
-        return "no_call"
-    function, arguments = calls[0]
-    command = str(next(iter(arguments.values()), "")).strip() if arguments else ""
-    for option in OPTIONS:
-        if len(calls) == 1 and function == "bash" and command == toolkit_command(option):
-            return option
-    return "broken"
-
-
-def log_kinds(
-    log_dir: Path, scaffold: str | None = "react", skipped: dict[str, str] | None = None
-) -> dict[str, tuple[list[list[str]], list[str]]]:
-    """Per model, the kinds of each task's first turns in the logs and the tasks' modalities.
-
-    A sample counts when its metadata names a modality (held-out synthetic tasks; replicas and
-    Dojo tasks do not) and, with ``scaffold``, when that solver ran it. Epochs of one task
-    pool, so the permutation tests keep a task's calls together. A log that cannot be read or
-    did not finish is left out and named in ``skipped``, with why.
-    """
-    from inspect_ai.log import list_eval_logs, read_eval_log
-
-    tasks: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    modality: dict[str, str] = {}
-    skipped = {} if skipped is None else skipped
-    for info in list_eval_logs(str(log_dir)):
-        name = Path(info.name).name
-        try:
-            log = read_eval_log(info)
-        except Exception as error:  # a corrupt or foreign file is data, not a crash
-            skipped[name] = f"unreadable: {type(error).__name__}"
-            continue
-        if log.status != "success":
-            skipped[name] = f"status {log.status}"
-            continue
-        solvers = " ".join(step.solver for step in (log.plan.steps if log.plan else []))
-        if scaffold and scaffold not in solvers:
-            continue
-        for sample in log.samples or []:
-            task_modality = (sample.metadata or {}).get("modality")
-            if not task_modality:
-                continue
-            first = next((m for m in sample.messages if m.role == "assistant"), None)
-            calls = getattr(first, "tool_calls", None) or []
-            key = f"{log.eval.task}/{sample.id}"
-            modality[key] = str(task_modality)
-            tasks[log.eval.model][key].append(kind_of([(c.function, c.arguments) for c in calls]))
-    return {
-        model: ([per[k] for k in sorted(per)], [modality[k] for k in sorted(per)])
-        for model, per in tasks.items()
-    }
 
 
 def sample_kinds(
@@ -226,31 +145,15 @@ def sample_kinds(
     return kinds
 
 
-def summarise(kinds: list[str]) -> dict[str, Any]:
-    counts = Counter(kinds)
-    valid = sum(counts[option] for option in OPTIONS)
-    return {"n": len(kinds), "valid_call": round(valid / max(len(kinds), 1), 3),
-            **{k: counts[k] for k in KINDS}}  # fmt: skip
-
-
-def mix_report(per_task: list[list[str]], modalities: list[str], seed: int) -> dict[str, Any]:
-    """Overall and per-modality mixes, and whether the mix depends on the modality."""
-    by_modality: dict[str, list[str]] = defaultdict(list)
-    for modality, kinds in zip(modalities, per_task, strict=True):
-        by_modality[modality].extend(kinds)
-    return {
-        "all": summarise([k for kinds in per_task for k in kinds]),
-        **{m: summarise(k) for m, k in sorted(by_modality.items())},
-        "by_modality": modality_dependence(per_task, modalities, seed=seed),
-    }
-
-
-def from_logs(log_dir: Path, scaffold: str | None, seed: int) -> dict[str, Any]:
+def from_logs(
+    log_dir: Path, scaffold: str | None, seed: int, task: str | None = "synthetic"
+) -> dict[str, Any]:
     skipped: dict[str, str] = {}
-    models = log_kinds(log_dir, scaffold or None, skipped)
+    models = log_kinds(log_dir, scaffold or None, skipped, task=task or None)
     return {
         "logs": str(log_dir),
         "scaffold": scaffold,
+        "task": task,
         "skipped": skipped,
         "models": {m: mix_report(kinds, mods, seed) for m, (kinds, mods) in sorted(models.items())},
     }
@@ -262,6 +165,7 @@ def main() -> None:
     parser.add_argument("checkpoints", type=Path, nargs="*")
     parser.add_argument("--logs", type=Path, help="read the first turns from these eval logs")
     parser.add_argument("--scaffold", default="react", help="with --logs: this solver's only")
+    parser.add_argument("--task", default="synthetic", help="with --logs: this Inspect task's")
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--max-tokens", type=int, default=64)
@@ -272,7 +176,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.logs:
-        print(json.dumps(from_logs(args.logs, args.scaffold, args.seed), indent=1))
+        print(json.dumps(from_logs(args.logs, args.scaffold, args.seed, args.task), indent=1))
         return
     if not args.pack or not args.checkpoints:
         parser.error("give PACK_DIR and a CHECKPOINT, or --logs LOG_DIR")

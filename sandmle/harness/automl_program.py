@@ -15,12 +15,26 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 
+from sandmle.errors import SandmleError
+from sandmle.harness.layout import TOOLKIT_PATH
 from sandmle.sandbox_scripts import SCRIPTS_DIR
 from sandmle.sandbox_scripts.automl.settings import FAMILIES
 
 PROGRAM_DIR = SCRIPTS_DIR / "automl"
 TOOLKIT_OPTIONS: tuple[str, ...] = FAMILIES
 """The task toolkit's options, one word each: the families ``python automl.py FAMILY`` takes."""
+TOOLKIT_FILE = TOOLKIT_PATH.rsplit("/", 1)[1]
+
+
+def toolkit_command(option: str) -> str:
+    """The shell command for one option (the work dir is the shell's cwd)."""
+    if option not in TOOLKIT_OPTIONS:
+        raise SandmleError(
+            f"sandmle/toolkit: no option {option!r}; options: {', '.join(TOOLKIT_OPTIONS)}"
+        )
+    return f"python {TOOLKIT_FILE} {option}"
+
+
 PARTS = ("settings", "task", "features", "models", "structured", "output", "main")
 """The program's parts (modules of PROGRAM_DIR), in the order they are joined."""
 _LINE_LENGTH = 100  # ruff's, so the joined program lints as its parts do

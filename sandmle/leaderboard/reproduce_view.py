@@ -39,6 +39,10 @@ PAIRS = [("GRPO", "SFT"), ("GRPO", BEST_FIXED), ("SFT", BEST_FIXED), ("GRPO", "G
 that ignores the task, dense vs sparse, (GRPO from base vs base)."""
 
 
+def is_fixed(role: str) -> bool:
+    return role.startswith(FIXED_PREFIX)
+
+
 def log_dirs(folder: Path) -> list[Path]:
     """A reproduce folder's eval log dirs: ``eval`` and, when it ran, ``eval-fixed``."""
     return [folder / "eval"] + ([folder / FIXED_LOGS] if (folder / FIXED_LOGS).is_dir() else [])

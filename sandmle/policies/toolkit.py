@@ -24,7 +24,7 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolInfo
 
 from sandmle.errors import SandmleError
-from sandmle.harness.automl_program import TOOLKIT_OPTIONS
+from sandmle.harness.automl_program import TOOLKIT_OPTIONS, toolkit_command
 from sandmle.harness.layout import TOOLKIT_PATH
 from sandmle.policies.base import Policy
 from sandmle.policies.conversation import (
@@ -43,15 +43,7 @@ from sandmle.policies.operators import analyze
 from sandmle.scaffolds.prompt_format import REVIEW_TOOL, operator_of
 
 MODEL = "sandmle/toolkit"
-TOOLKIT_FILE = TOOLKIT_PATH.rsplit("/", 1)[1]
 OPTIONS = TOOLKIT_OPTIONS
-
-
-def toolkit_command(option: str) -> str:
-    """The shell command for one option (the work dir is the shell's cwd)."""
-    if option not in OPTIONS:
-        raise SandmleError(f"sandmle/toolkit: no option {option!r}; options: {', '.join(OPTIONS)}")
-    return f"python {TOOLKIT_FILE} {option}"
 
 
 def toolkit_code(option: str) -> str:

@@ -465,6 +465,7 @@ def write_manifest(run: Run) -> Path:
         "profile": run.profile.name,
         "roles": {role: model_name(run, m) for role, m in roles(run).items()} | fixed_roles(run),
         "trained_scaffold": run.profile.episode.solver,
+        "toolkit": run.profile.episode.toolkit,
         "scaffolds": [s.solver for s in run.profile.eval.scaffolds],
         "benchmarks": {benchmark(b).log_name: b for b in run.profile.eval.benchmarks},
         "packs": run.done("packs"),

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sandmle.leaderboard import reproduce_view as view
+from sandmle.leaderboard.choices import CHOICE_COLUMNS, choice_table
 from sandmle.leaderboard.export import export_html
 from sandmle.leaderboard.logs import SCORER, load_logs
 from sandmle.leaderboard.stats import MIN_DECIDABLE, too_few
@@ -107,13 +108,15 @@ def write_curves(out: Path, manifest: dict[str, Any]) -> pd.DataFrame:
     return curves
 
 
+LEFT = ("role", "solver", "modality", "mix")
+WRAP = ("mix",)  # a call mix is long: wrapped, so the table fits 80 columns
+
+
 def _table(title: str, columns: list[str], caption: str = "") -> Table:
     out = Table(title=title, caption=caption or None, box=box.SIMPLE_HEAD, pad_edge=False,
                 caption_justify="left", title_justify="left")  # fmt: skip
     for name in columns:
-        out.add_column(
-            name, no_wrap=True, justify="left" if name in ("role", "solver") else "right"
-        )
+        out.add_column(name, no_wrap=name not in WRAP, justify="left" if name in LEFT else "right")
     return out
 
 
@@ -155,6 +158,39 @@ def transfer_rich(pairs: pd.DataFrame, trained: str) -> Table:
     return out
 
 
+def choice_frame(out: Path, manifest: dict[str, Any]) -> pd.DataFrame:
+    """The learnt roles' first toolkit calls by modality under the trained scaffold (empty
+    without the toolkit): whether a policy reads the task, beside how it scored."""
+    toolkit = manifest.get("toolkit", any(map(view.is_fixed, manifest["roles"])))
+    held_out = [name for name, b in manifest.get("benchmarks", {}).items() if b == "heldout"]
+    if not toolkit or not held_out or not (out / "eval").is_dir():
+        return pd.DataFrame(columns=CHOICE_COLUMNS)
+    roles = {model: role for role, model in manifest["roles"].items() if not view.is_fixed(role)}
+    trained = str(manifest.get("trained_scaffold", "react"))
+    return choice_table(out / "eval", roles, trained, task=held_out[0].replace("-", "_"))
+
+
+def choices_rich(choices: pd.DataFrame, trained: str) -> Table:
+    out = _table(
+        f"first toolkit call by task modality: held-out pack, {trained} (task × epoch)",
+        CHOICE_COLUMNS,
+        "call ok: calls that are a toolkit option; mix: calls per option (broken: malformed or "
+        "another command). tv, p: does the mix "
+        "depend on the modality (permutation test over tasks)? A policy that reads the task "
+        "calls by modality; one that ignores it draws one mix everywhere.",
+    )
+    for _, row in choices.iterrows():
+        out.add_row(str(row["role"]), str(row["modality"]), str(row["calls"]),
+                    f"{row['call ok %']:.0f}", _unbroken(str(row["mix"])),
+                    *("" if pd.isna(row[k]) else str(row[k]) for k in ("tv", "p")))  # fmt: skip
+    return out
+
+
+def _unbroken(mix: str) -> str:
+    """``table 10 · broken 9``, wrapped only at its separators."""
+    return " · ".join(part.replace(" ", "\u00a0") for part in mix.split(" · "))
+
+
 def drop_rich(drops: pd.DataFrame) -> Table:
     out = _table("cross-scaffold drop: valid % trained scaffold vs unseen (mean)",
                  ["role", "bench", "trained", "unseen", "drop", "worst unseen"])  # fmt: skip
@@ -175,8 +211,8 @@ def _html_table(frame: pd.DataFrame) -> str:
 
 
 def report_html(manifest: dict[str, Any], cells: pd.DataFrame, pairs: pd.DataFrame,
-                drops: pd.DataFrame, curves: pd.DataFrame,
-                warnings: Sequence[str] = ()) -> str:  # fmt: skip
+                drops: pd.DataFrame, curves: pd.DataFrame, warnings: Sequence[str] = (),
+                choices: pd.DataFrame | None = None) -> str:  # fmt: skip
     shown = cells[["bench", "role", "solver", "n"]].copy()
     for metric, label in view.METRICS.items():
         shown[label] = [view.rate_text(row, metric) for _, row in cells.iterrows()]
@@ -184,6 +220,9 @@ def report_html(manifest: dict[str, Any], cells: pd.DataFrame, pairs: pd.DataFra
     figures.append(view.curve_figure(curves, "training curves (loaded machine)"))
     plots = "".join(f.to_html(full_html=False, include_plotlyjs=(i == 0))
                     for i, f in enumerate(figures))  # fmt: skip
+    chosen = ""
+    if choices is not None and not choices.empty:
+        chosen = f"<h2>First toolkit call by modality</h2>{_html_table(choices)}"
     title = f"sandmle reproduce: {html.escape(str(manifest.get('profile')))}"
     alerts = "".join(f"<p style='color:#b00'><b>{html.escape(w)}</b></p>" for w in warnings)
     roles = "".join(f"<li><b>{html.escape(r)}</b>: {html.escape(m)}</li>"
@@ -195,7 +234,8 @@ def report_html(manifest: dict[str, Any], cells: pd.DataFrame, pairs: pd.DataFra
         f"<h1>{title}</h1><p>{html.escape(LOADED_NOTE)}</p>{alerts}<ul>{roles}</ul>"
         f"<p>trained scaffold: {html.escape(str(manifest.get('trained_scaffold')))}</p>"
         f"<h2>Cells</h2>{_html_table(shown)}<h2>Paired tests</h2>{_html_table(pairs)}"
-        f"<h2>Cross-scaffold drop</h2>{_html_table(drops)}<h2>Figures</h2>{plots}</body></html>"
+        f"<h2>Cross-scaffold drop</h2>{_html_table(drops)}{chosen}"
+        f"<h2>Figures</h2>{plots}</body></html>"
     )
 
 
@@ -209,8 +249,10 @@ def write_reproduce_report(out: Path, console: Console | None = None) -> Path:
     drops = view.drop_table(samples, manifest)
     curves = write_curves(out, manifest)
     trained = str(manifest.get("trained_scaffold", "react"))
-    tables = (cells_rich(cells), pairs_rich(pairs, trained), transfer_rich(pairs, trained),
-              drop_rich(drops))  # fmt: skip
+    choices = choice_frame(out, manifest)
+    tables = [cells_rich(cells), pairs_rich(pairs, trained), transfer_rich(pairs, trained),
+              drop_rich(drops)]  # fmt: skip
+    tables += [choices_rich(choices, trained)] if not choices.empty else []
     for table in tables:
         console.print(table)
     console.print(LOADED_NOTE, highlight=False)
@@ -218,7 +260,9 @@ def write_reproduce_report(out: Path, console: Console | None = None) -> Path:
     for line in warnings:
         console.print(line, style="bold red", highlight=False)
     path = out / "report.html"
-    path.write_text(report_html(manifest, cells, pairs, drops, curves, warnings), encoding="utf-8")
+    path.write_text(
+        report_html(manifest, cells, pairs, drops, curves, warnings, choices), encoding="utf-8"
+    )
     if not samples.empty:
         export_html(view.log_dirs(out), out / "leaderboard.html")
     console.print(f"report: {path}", highlight=False)

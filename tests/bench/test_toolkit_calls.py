@@ -8,14 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
-from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageAssistant
-from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import ToolCall
 
 from tests.bench import bench_script
+from tests.leaderboard.test_choices import write_toolkit_logs
 
 toolkit_calls = bench_script("toolkit_calls")
 
@@ -44,12 +39,6 @@ def call(name: str, arguments: object) -> str:
 )
 def test_a_turn_is_an_option_only_when_it_is_exactly_the_toolkit_call(text: str, kind: str) -> None:
     assert toolkit_calls.classify(text) == kind
-
-
-def test_the_summary_counts_every_kind() -> None:
-    summary = toolkit_calls.summarise(["audio", "audio", "text", "broken", "no_call"])
-    assert summary["n"] == 5 and summary["valid_call"] == 0.6
-    assert (summary["audio"], summary["text"], summary["table"], summary["broken"]) == (2, 1, 0, 1)
 
 
 def test_shuffled_task_text_keeps_its_words_layout_and_other_turns():
@@ -101,55 +90,11 @@ def test_family_shift_ignores_calls_that_only_broke():
     assert none == {"calls": {"task": 0, "shuffled": 0}, "tv_distance": None, "p": None}
 
 
-def test_modality_dependence_tells_a_policy_that_reads_the_task_from_one_that_does_not():
-    modalities = ["image"] * 8 + ["tabular"] * 8
-    reads = [["images", "images", "table"]] * 8 + [["table", "table", "table"]] * 8
-    moved = toolkit_calls.modality_dependence(reads, modalities, rounds=2000)
-    assert moved["tv_from_overall"] > 0.3 and moved["p"] < 0.01
-    blind = [["images", "table", "table"]] * 16  # the same mix whatever the task
-    same = toolkit_calls.modality_dependence(blind, modalities, rounds=2000)
-    assert same["tv_from_overall"] == 0.0 and same["p"] == 1.0
-
-
-def _replies(name: str) -> Solver:
-    """A solver named ``name`` whose first turn is the sample's ``call`` metadata (or none)."""
-
-    @solver(name=name)
-    def replies() -> Solver:
-        async def solve(state: TaskState, generate: Generate) -> TaskState:
-            command = state.metadata.get("call")
-            calls = [ToolCall(id="c", function="bash", arguments={"command": command})]
-            state.messages.append(
-                ChatMessageAssistant(content="", tool_calls=calls if command else None)
-            )
-            return state
-
-        return solve
-
-    return replies()
-
-
 def test_log_mix_reads_each_models_first_turns_by_modality(tmp_path: Path) -> None:
-    """--logs: real Inspect logs, two epochs; a sample with no modality (a replica) is left out,
-    and so is another scaffold's log unless every scaffold is asked for; a corrupt log is named
-    as skipped, not a crash."""
-    samples = [
-        Sample(
-            id="img", input="i", metadata={"modality": "image", "call": "python automl.py images"}
-        ),
-        Sample(
-            id="txt", input="t", metadata={"modality": "text", "call": "python automl.py tables"}
-        ),
-        Sample(id="txt2", input="u", metadata={"modality": "text"}),
-        Sample(id="replica", input="r", metadata={"call": "python automl.py table"}),
-    ]
-    for model, name in (
-        ("mockllm/react-run", "react_replies"),
-        ("mockllm/aide-run", "aide_replies"),
-    ):
-        [log] = inspect_eval(Task(dataset=samples, solver=_replies(name), name="synthetic"),
-                             model=model, epochs=2, log_dir=str(tmp_path), display="none")  # fmt: skip
-        assert log.status == "success", log.error
+    """--logs: real Inspect logs, two epochs; a sample with no modality is left out, and so
+    are a replica's samples (another Inspect task) and another scaffold's log unless every
+    scaffold is asked for; a corrupt log is named as skipped, not a crash."""
+    write_toolkit_logs(tmp_path)
     (tmp_path / "2026-01-01T00-00-00+00-00_broken_abc.eval").write_bytes(b"not a zip")
     result = toolkit_calls.from_logs(tmp_path, "react", seed=0)
     assert list(result["skipped"]) == ["2026-01-01T00-00-00+00-00_broken_abc.eval"]
@@ -161,3 +106,5 @@ def test_log_mix_reads_each_models_first_turns_by_modality(tmp_path: Path) -> No
     assert mix["by_modality"]["tv_from_overall"] > 0
     assert set(toolkit_calls.from_logs(tmp_path, None, seed=0)["models"]) == {
         "mockllm/react-run", "mockllm/aide-run"}  # fmt: skip
+    replicas = toolkit_calls.from_logs(tmp_path, "react", seed=0, task="mle_bench_lite")
+    assert replicas["models"]["mockllm/react-run"]["all"]["n"] == 2
