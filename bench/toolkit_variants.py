@@ -27,10 +27,10 @@ from collections import defaultdict
 from pathlib import Path
 
 from sandmle.env.rewards import TIER_FLAGS, total_reward
-from sandmle.harness.automl_program import toolkit_source
+from sandmle.harness.automl_program import toolkit_command, toolkit_source
 from sandmle.harness.grading.report import grade_csv
 from sandmle.harness.pack import load_pack
-from sandmle.policies.toolkit import OPTIONS, TOOLKIT_FILE
+from sandmle.policies.toolkit import OPTIONS
 from sandmle.specs.training import RewardSettings
 
 TIMEOUT_S = 300
@@ -177,7 +177,7 @@ def token_lengths(tokenizer_dir: str, options: list[str]) -> dict[str, int]:
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     lengths = {}
     for option in options:
-        command = f"python {TOOLKIT_FILE} {option}"
+        command = toolkit_command(option)
         call = json.dumps({"name": "bash", "arguments": {"cmd": command}})
         lengths[option] = len(tokenizer(f"<tool_call>\n{call}\n</tool_call>")["input_ids"])
     return lengths
