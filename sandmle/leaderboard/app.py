@@ -336,6 +336,13 @@ def reproduce_tab(samples: pd.DataFrame, log_dirs: list[str]) -> None:
     st.dataframe(view.paired_table(mine, manifest), hide_index=True, key="repro_pairs")
     st.subheader("Cross-scaffold drop (valid %)")
     st.dataframe(view.drop_table(mine, manifest), hide_index=True, key="repro_drop")
+    choices = memo("repro_choices", samples, (str(folder),),
+                   lambda: view.choice_frame(folder, manifest))  # fmt: skip
+    if not choices.empty:
+        st.subheader("First toolkit call by modality (held-out pack, trained scaffold)")
+        st.caption("tv, p: does the call mix depend on the modality? A policy that reads the "
+                   "task calls by modality (permutation test over tasks).")  # fmt: skip
+        st.dataframe(choices, hide_index=True, key="repro_choices")
     st.plotly_chart(view.curve_figure(view.read_curves(folder)), key="repro_curves")
 
 

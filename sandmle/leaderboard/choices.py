@@ -90,15 +90,16 @@ def log_kinds(
     for info in list_eval_logs(str(log_dir)):
         name = Path(info.name).name
         try:
+            log = read_eval_log(info, header_only=True)  # samples only of the logs that count
+            if log.status != "success":
+                skipped[name] = f"status {log.status}"
+                continue
+            solvers = " ".join(step.solver for step in (log.plan.steps if log.plan else []))
+            if (scaffold and scaffold not in solvers) or (task and log.eval.task != task):
+                continue
             log = read_eval_log(info)
         except Exception as error:  # a corrupt or foreign file is data, not a crash
             skipped[name] = f"unreadable: {type(error).__name__}"
-            continue
-        if log.status != "success":
-            skipped[name] = f"status {log.status}"
-            continue
-        solvers = " ".join(step.solver for step in (log.plan.steps if log.plan else []))
-        if (scaffold and scaffold not in solvers) or (task and log.eval.task != task):
             continue
         for sample in log.samples or []:
             task_modality = (sample.metadata or {}).get("modality")

@@ -20,6 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sandmle.leaderboard import stats
+from sandmle.leaderboard.choices import CHOICE_COLUMNS, choice_table
 from sandmle.specs.benchmarks import by_log_name
 
 MANIFEST = "reproduce.json"
@@ -68,6 +69,19 @@ def with_roles(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
     out["solver"] = out["scaffold"].str.split("(").str[0]
     out["bench"] = [bench_label(b) for b in map(str, out["benchmark"])]
     return out
+
+
+def choice_frame(folder: Path, manifest: dict[str, Any]) -> pd.DataFrame:
+    """The learnt roles' first toolkit calls by modality on the held-out pack, under the
+    trained scaffold (empty without the toolkit): whether a policy reads the task, beside how
+    it scored. A manifest from before its ``toolkit`` key says it by its fixed-option roles."""
+    toolkit = manifest.get("toolkit", any(map(is_fixed, manifest["roles"])))
+    held_out = [name for name, b in manifest.get("benchmarks", {}).items() if b == "heldout"]
+    if not toolkit or not held_out or not (folder / "eval").is_dir():
+        return pd.DataFrame(columns=CHOICE_COLUMNS)
+    roles = {model: role for role, model in manifest["roles"].items() if not is_fixed(role)}
+    trained = str(manifest.get("trained_scaffold", "react"))
+    return choice_table(folder / "eval", roles, trained, task=held_out[0].replace("-", "_"))
 
 
 def bench_label(log_name: str) -> str:

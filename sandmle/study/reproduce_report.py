@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sandmle.leaderboard import reproduce_view as view
-from sandmle.leaderboard.choices import CHOICE_COLUMNS, choice_table
+from sandmle.leaderboard.choices import CHOICE_COLUMNS
 from sandmle.leaderboard.export import export_html
 from sandmle.leaderboard.logs import SCORER, load_logs
 from sandmle.leaderboard.stats import MIN_DECIDABLE, too_few
@@ -158,18 +158,6 @@ def transfer_rich(pairs: pd.DataFrame, trained: str) -> Table:
     return out
 
 
-def choice_frame(out: Path, manifest: dict[str, Any]) -> pd.DataFrame:
-    """The learnt roles' first toolkit calls by modality under the trained scaffold (empty
-    without the toolkit): whether a policy reads the task, beside how it scored."""
-    toolkit = manifest.get("toolkit", any(map(view.is_fixed, manifest["roles"])))
-    held_out = [name for name, b in manifest.get("benchmarks", {}).items() if b == "heldout"]
-    if not toolkit or not held_out or not (out / "eval").is_dir():
-        return pd.DataFrame(columns=CHOICE_COLUMNS)
-    roles = {model: role for role, model in manifest["roles"].items() if not view.is_fixed(role)}
-    trained = str(manifest.get("trained_scaffold", "react"))
-    return choice_table(out / "eval", roles, trained, task=held_out[0].replace("-", "_"))
-
-
 def choices_rich(choices: pd.DataFrame, trained: str) -> Table:
     out = _table(
         f"first toolkit call by task modality: held-out pack, {trained} (task × epoch)",
@@ -249,7 +237,7 @@ def write_reproduce_report(out: Path, console: Console | None = None) -> Path:
     drops = view.drop_table(samples, manifest)
     curves = write_curves(out, manifest)
     trained = str(manifest.get("trained_scaffold", "react"))
-    choices = choice_frame(out, manifest)
+    choices = view.choice_frame(out, manifest)
     tables = [cells_rich(cells), pairs_rich(pairs, trained), transfer_rich(pairs, trained),
               drop_rich(drops)]  # fmt: skip
     tables += [choices_rich(choices, trained)] if not choices.empty else []

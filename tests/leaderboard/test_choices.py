@@ -4,13 +4,16 @@ reproduce report's table of it."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageAssistant
+from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolCall
 
@@ -21,7 +24,8 @@ from sandmle.leaderboard.choices import (
     modality_dependence,
     summarise,
 )
-from sandmle.study.reproduce_report import choice_frame, report_html
+from sandmle.leaderboard.reproduce_view import choice_frame
+from sandmle.study.reproduce_report import report_html
 
 
 def test_the_summary_counts_every_kind() -> None:
@@ -59,6 +63,18 @@ def _replies(name: str) -> Solver:
     return replies()
 
 
+@scorer(metrics=[], name="medal_scorer")
+def graded() -> Scorer:
+    """Scores under the grader's name, so the leaderboard loads these logs as sandmle's."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        called = bool(state.metadata.get("call"))
+        flags = {"valid_submission": float(called), "above_median": 0.0, "any_medal": 0.0}
+        return Score(value=flags, metadata={"competition_id": str(state.sample_id)})
+
+    return score
+
+
 def write_toolkit_logs(folder: Path) -> None:
     """Real Inspect logs, two epochs each: a pack (``synthetic``) and a replica under react and
     aide. The pack: an image task called right, a text task called wrong, a text task with no
@@ -83,7 +99,8 @@ def write_toolkit_logs(folder: Path) -> None:
         ("mockllm/aide-run", "aide_replies"),
     ):
         for task, samples in (("synthetic", pack), ("mle_bench_lite", replica)):
-            [log] = inspect_eval(Task(dataset=samples, solver=_replies(name), name=task),
+            [log] = inspect_eval(Task(dataset=samples, solver=_replies(name), scorer=graded(),
+                                      name=task),
                                  model=model, epochs=2, log_dir=str(folder), display="none")  # fmt: skip
             assert log.status == "success", log.error
 
@@ -138,3 +155,23 @@ def test_the_reproduce_report_shows_the_calls_of_toolkit_profiles(tmp_path: Path
                        empty, empty, pd.DataFrame(columns=["run", "step", "metric", "value"]),
                        choices=choices)  # fmt: skip
     assert "First toolkit call by modality" in page and "broken 2 · images 2" in page
+
+
+def test_the_apps_reproduce_tab_shows_the_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from sandmle.leaderboard.cli import APP_FILE
+
+    write_toolkit_logs(tmp_path / "eval")
+    (tmp_path / "reproduce.json").write_text(json.dumps(manifest(True)))
+    monkeypatch.setenv("SANDMLE_LEADERBOARD_CACHE", str(tmp_path / "cache.pkl"))
+    monkeypatch.setattr(sys, "argv", [str(APP_FILE), str(tmp_path / "eval")])
+    app = AppTest.from_file(str(APP_FILE), default_timeout=60)
+    app.query_params["view"] = "Reproduce"
+    app.run()
+    assert not app.exception, app.exception
+    frames = [d.value for d in app.dataframe]
+    calls = next(f for f in frames if "mix" in f.columns)
+    assert list(calls["modality"]) == ["all", "image", "text"] and set(calls["role"]) == {"GRPO"}
