@@ -8,7 +8,9 @@ answers (gold), plus two checkpoints of one training run.
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from inspect_ai import eval as inspect_eval
@@ -25,6 +27,9 @@ from sandmle.harness.task import competition_task
 from sandmle.scaffolds import aide
 from tests.answers import copy_answers, hand_in_answers
 from tests.conftest import copy_pack
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
 
 MODELS = ("mockllm/model-a", "mockllm/model-b")
 CHECKPOINTS = ("mockllm/runs/grpo/checkpoint-100", "mockllm/runs/grpo/checkpoint-200")
@@ -170,3 +175,19 @@ def log_copy(log_dir: Path, tmp_path: Path) -> Path:
 def _private_leaderboard_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test's app keeps its parsed-log cache in its own folder, not in ~/.cache."""
     monkeypatch.setenv("SANDMLE_LEADERBOARD_CACHE", str(tmp_path / "leaderboard-cache.pkl"))
+
+
+def open_app(monkeypatch: pytest.MonkeyPatch, *dirs: Path, **params: str) -> AppTest:
+    """The leaderboard app on ``dirs``, run once with ``params`` as its query parameters."""
+    from streamlit.testing.v1 import AppTest
+
+    from sandmle.leaderboard.cli import APP_FILE
+
+    # Streamlit hands the app the arguments after ``--`` as sys.argv[1:].
+    monkeypatch.setattr(sys, "argv", [str(APP_FILE), *map(str, dirs)])
+    app = AppTest.from_file(str(APP_FILE), default_timeout=60)
+    for key, value in params.items():
+        app.query_params[key] = value
+    app.run()
+    assert not app.exception, app.exception
+    return app

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,24 +13,12 @@ from streamlit.testing.v1 import AppTest
 
 from sandmle.leaderboard import stats
 from sandmle.leaderboard.app import DIRS_ENV, default_log_dirs
-from sandmle.leaderboard.cli import APP_FILE
 from sandmle.leaderboard.drilldown import sample_key
 from sandmle.leaderboard.logs import SkippedLogWarning, load_logs
 from sandmle.leaderboard.plain import md_escape
 from sandmle.leaderboard.tables import GRID_COLUMNS
 
-from .conftest import BUGGY_CODE, CHECKPOINTS, MODELS, REACT_CODE, TRACEBACK
-
-
-def _app(monkeypatch: pytest.MonkeyPatch, *dirs: Path, **params: str) -> AppTest:
-    # Streamlit hands the app the arguments after ``--`` as sys.argv[1:].
-    monkeypatch.setattr(sys, "argv", [str(APP_FILE), *map(str, dirs)])
-    app = AppTest.from_file(str(APP_FILE), default_timeout=60)
-    for key, value in params.items():
-        app.query_params[key] = value
-    app.run()
-    assert not app.exception, app.exception
-    return app
+from .conftest import BUGGY_CODE, CHECKPOINTS, MODELS, REACT_CODE, TRACEBACK, open_app
 
 
 def _charts(app: AppTest) -> list[dict]:
@@ -53,7 +40,7 @@ def test_log_dirs_come_from_args_then_env() -> None:
 
 
 def test_compact_table_charts_and_download(monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
-    app = _app(monkeypatch, log_dir)
+    app = open_app(monkeypatch, log_dir)
     table = app.dataframe[0].value
     assert list(table.columns) == [
         "rank", "model", "scaffold", "benchmark", "run", "Any medal %", "Valid %",
@@ -76,7 +63,7 @@ def test_compact_table_charts_and_download(monkeypatch: pytest.MonkeyPatch, log_
 def test_pairwise_comparisons_say_when_they_cannot_decide(
     monkeypatch: pytest.MonkeyPatch, log_dir: Path
 ) -> None:
-    app = _app(monkeypatch, log_dir)
+    app = open_app(monkeypatch, log_dir)
     pairs = next(d.value for d in app.dataframe if "verdict" in d.value.columns)
     # the session's logs share at most 2 competitions per pair: no outcome could be significant
     assert len(pairs) > 0 and set(pairs["verdict"]) == {stats.too_few()}
@@ -84,7 +71,7 @@ def test_pairwise_comparisons_say_when_they_cannot_decide(
 
 
 def test_lazy_tabs_render_from_the_address(monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
-    app = _app(monkeypatch, log_dir, view="Training")
+    app = open_app(monkeypatch, log_dir, view="Training")
     curve = next(c for c in _charts(app) if "training" in c["layout"]["title"]["text"])
     assert _values(curve["data"][0]["x"]) == [100, 200]
     assert _values(curve["data"][0]["y"]) == [0.0, 100.0]
@@ -93,7 +80,7 @@ def test_lazy_tabs_render_from_the_address(monkeypatch: pytest.MonkeyPatch, log_
     app.selectbox(key=app.selectbox[-1].key).select(200).run()  # step B: the same checkpoint
     step_pair = next(d.value for d in app.dataframe if "training run" in d.value.columns)
     assert list(step_pair.iloc[0][["A", "B"]]) == ["step 200", "step 200"]
-    app = _app(monkeypatch, log_dir, view="Generalization")
+    app = open_app(monkeypatch, log_dir, view="Generalization")
     app.selectbox(key="gen_benchmark").select("synthetic").run()
     heatmap = next(c for c in _charts(app) if "scaffolds" in c["layout"]["title"]["text"])
     assert set(heatmap["data"][0]["x"]) == {
@@ -104,7 +91,7 @@ def test_lazy_tabs_render_from_the_address(monkeypatch: pytest.MonkeyPatch, log_
 
 
 def test_filters_narrow_the_table(monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
-    app = _app(monkeypatch, log_dir)
+    app = open_app(monkeypatch, log_dir)
     app.multiselect(key="model").set_value([MODELS[1]]).run()
     assert set(app.dataframe[0].value["model"]) == {MODELS[1]}
     app.multiselect(key="benchmark").set_value(["mini"]).run()
@@ -115,7 +102,7 @@ def test_filters_narrow_the_table(monkeypatch: pytest.MonkeyPatch, log_dir: Path
 def test_runs_are_entrants_filterable_and_pooled_on_request(
     monkeypatch: pytest.MonkeyPatch, log_dir: Path
 ) -> None:
-    app = _app(monkeypatch, log_dir)
+    app = open_app(monkeypatch, log_dir)
     assert "run" in app.dataframe[0].value.columns  # model-a's floor ran twice: runs shown
     app.toggle(key="all_columns").set_value(True).run()  # the full table has n
     floor = {"model": MODELS[0], "scaffold": "copy_sample_submission"}
@@ -143,7 +130,7 @@ def test_runs_are_entrants_filterable_and_pooled_on_request(
 def test_models_tab_pools_ranks_and_tests_across_scaffolds(
     monkeypatch: pytest.MonkeyPatch, log_dir: Path
 ) -> None:
-    app = _app(monkeypatch, log_dir, view="Models")
+    app = open_app(monkeypatch, log_dir, view="Models")
     rank = next(d.value for d in app.dataframe if "rank 95% CI" in d.value.columns)
     assert set(rank["model"]) == {*MODELS, *CHECKPOINTS}
     cross = next(d.value for d in app.dataframe if "holds under" in d.value.columns)
@@ -155,12 +142,12 @@ def test_models_tab_pools_ranks_and_tests_across_scaffolds(
 def test_cost_beside_quality_and_tasks_by_separation(
     monkeypatch: pytest.MonkeyPatch, log_dir: Path
 ) -> None:
-    app = _app(monkeypatch, log_dir)
+    app = open_app(monkeypatch, log_dir)
     cost = next(d.value for d in app.dataframe if "tokens in / sample" in d.value.columns)
     assert set(cost["tokens in / sample"]) == {"n/a"}  # mockllm and fixed policies: no usage
     assert (cost["wall s / sample"] > 0).all()
     assert any("Cost vs medals" in c["layout"]["title"]["text"] for c in _charts(app))
-    app = _app(monkeypatch, log_dir, view="Benchmarks")
+    app = open_app(monkeypatch, log_dir, view="Benchmarks")
     tasks = next(d.value for d in app.dataframe if "separation" in d.value.columns)
     assert tasks["separation"].is_monotonic_decreasing
     assert set(tasks["competition"]) == {"bike-rentals", "plant-watering"}
@@ -177,7 +164,7 @@ def _tree_sample_key(log_dir: Path) -> str:
 def test_sample_drill_down_explains_the_sample(
     monkeypatch: pytest.MonkeyPatch, log_dir: Path
 ) -> None:
-    app = _app(monkeypatch, log_dir, view="Samples", sample=_tree_sample_key(log_dir))
+    app = open_app(monkeypatch, log_dir, view="Samples", sample=_tree_sample_key(log_dir))
     grid = app.dataframe[0].value
     assert list(grid.columns) == GRID_COLUMNS and len(grid) == 14
     codes = {code.value: code.language for code in app.code}
@@ -210,7 +197,7 @@ def test_sample_drill_down_explains_the_sample(
 
 
 def test_sample_grid_filters(monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
-    app = _app(monkeypatch, log_dir, view="Samples")
+    app = open_app(monkeypatch, log_dir, view="Samples")
     app.text_input(key="sample_find").input("bike").run()
     grid = app.dataframe[0].value
     assert len(grid) > 0 and set(grid["competition"]) == {"bike-rentals"}
@@ -223,11 +210,11 @@ def test_app_renders_with_broken_logs_and_empty_dirs(
 ) -> None:
     (log_copy / "corrupt.eval").write_bytes(b"garbage")
     with pytest.warns(SkippedLogWarning, match="corrupt.eval"):
-        app = _app(monkeypatch, log_copy)
+        app = open_app(monkeypatch, log_copy)
     assert any(md_escape("corrupt.eval") in w.value for w in app.warning)
     assert len(app.dataframe[0].value) == 8
     empty = tmp_path / "empty"
     empty.mkdir()
-    app = _app(monkeypatch, empty)
+    app = open_app(monkeypatch, empty)
     assert any("No sandmle logs" in i.value and "sandmle demo" in i.value for i in app.info)
     assert not app.dataframe

@@ -4,7 +4,6 @@ reproduce report's table of it."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -26,6 +25,7 @@ from sandmle.leaderboard.choices import (
 )
 from sandmle.leaderboard.reproduce_view import choice_frame
 from sandmle.study.reproduce_report import report_html
+from tests.leaderboard.conftest import open_app
 
 
 def test_the_summary_counts_every_kind() -> None:
@@ -160,18 +160,9 @@ def test_the_reproduce_report_shows_the_calls_of_toolkit_profiles(tmp_path: Path
 def test_the_apps_reproduce_tab_shows_the_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from streamlit.testing.v1 import AppTest
-
-    from sandmle.leaderboard.cli import APP_FILE
-
     write_toolkit_logs(tmp_path / "eval")
     (tmp_path / "reproduce.json").write_text(json.dumps(manifest(True)))
-    monkeypatch.setenv("SANDMLE_LEADERBOARD_CACHE", str(tmp_path / "cache.pkl"))
-    monkeypatch.setattr(sys, "argv", [str(APP_FILE), str(tmp_path / "eval")])
-    app = AppTest.from_file(str(APP_FILE), default_timeout=60)
-    app.query_params["view"] = "Reproduce"
-    app.run()
-    assert not app.exception, app.exception
+    app = open_app(monkeypatch, tmp_path / "eval", view="Reproduce")
     frames = [d.value for d in app.dataframe]
     calls = next(f for f in frames if "mix" in f.columns)
     assert list(calls["modality"]) == ["all", "image", "text"] and set(calls["role"]) == {"GRPO"}

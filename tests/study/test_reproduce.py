@@ -147,13 +147,18 @@ def test_a_setting_added_since_at_its_default_resumes(tmp_path: Path, stubbed: l
         reproduce.run_reproduce(_profile_file(tmp_path), tmp_path / "out")
 
 
+def _toy_run_after_sft(out: Path) -> reproduce.Run:
+    profile, path = load_profile("toy")
+    run = reproduce.Run(profile, path, out, reproduce.Console())
+    run.finish("sft", {"checkpoint": str(out / "sft")})
+    return run
+
+
 def test_grpo_runs_differ_only_in_reward_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Dense and sparse start from the same SFT checkpoint with the same budget."""
-    profile, path = load_profile("toy")
-    run = reproduce.Run(profile, path, tmp_path, reproduce.Console())
-    run.finish("sft", {"checkpoint": str(tmp_path / "sft")})
+    run = _toy_run_after_sft(tmp_path)
     written: list[dict] = []
 
     def fake_child(run: reproduce.Run, stage: str, args: list[str]) -> None:
@@ -180,9 +185,7 @@ def test_grpo_runs_differ_only_in_reward_mode(
 def test_an_interrupted_grpo_stage_resumes_from_its_last_save(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    profile, path = load_profile("toy")
-    run = reproduce.Run(profile, path, tmp_path, reproduce.Console())
-    run.finish("sft", {"checkpoint": str(tmp_path / "sft")})
+    run = _toy_run_after_sft(tmp_path)
     saved = tmp_path / "runs" / "grpo-dense" / "checkpoint-1"
     saved.mkdir(parents=True)
     (saved / "trainer_state.json").write_text("{}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -21,6 +20,7 @@ from sandmle.leaderboard.stats import too_few
 from sandmle.study.reproduce_report import signal_warnings, write_reproduce_report
 from tests.answers import hand_in_answers
 from tests.conftest import copy_pack
+from tests.leaderboard.conftest import open_app
 
 ROLES = {"base": "mockllm/base", "SFT": "mockllm/sft", "GRPO": "mockllm/grpo",
          "GRPO-sparse": "mockllm/grpo-sparse"}  # fmt: skip
@@ -147,16 +147,8 @@ def test_paired_test_is_the_leaderboards_sign_flip() -> None:
 def test_app_reproduce_tab_shows_the_report(
     out: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from streamlit.testing.v1 import AppTest
-
-    from sandmle.leaderboard.cli import APP_FILE
-
     monkeypatch.setenv("SANDMLE_LEADERBOARD_CACHE", str(tmp_path / "cache.pkl"))
-    monkeypatch.setattr(sys, "argv", [str(APP_FILE), str(out / "eval")])
-    app = AppTest.from_file(str(APP_FILE), default_timeout=60)
-    app.query_params["view"] = "Reproduce"
-    app.run()
-    assert not app.exception, app.exception
+    app = open_app(monkeypatch, out / "eval", view="Reproduce")
     frames = [d.value for d in app.dataframe]
     cells = next(f for f in frames if "role" in f.columns and "solver" in f.columns)
     assert len(cells) == 8 and set(cells["role"]) == set(ROLES)
