@@ -89,16 +89,36 @@ class Run:
 def claim_out_dir(profile: Profile, out: Path) -> None:
     """``out`` belongs to one profile: a rerun with another one is refused, never mixed in. The
     saved profile is compared as settings, so a setting added since (at its default) does not
-    strand a resumable run."""
+    strand a resumable run, and without the training fields that change no result (how often
+    to save or log: a resumed stage takes the new ones)."""
     out.mkdir(parents=True, exist_ok=True)
     saved = out / "profile.yaml"
     text = yaml.safe_dump(profile.model_dump(mode="json"), sort_keys=True)
-    if saved.is_file() and _saved_settings(profile, saved) != profile.model_dump(mode="json"):
+    now = _results_only(profile.model_dump(mode="json"))
+    if saved.is_file() and _results_only(_saved_settings(profile, saved)) != now:
         raise SandmleError(
             f"{out} holds a run of another profile (or an edited one): {saved} differs; "
             "use a fresh --out"
         )
     saved.write_text(text, encoding="utf-8")
+
+
+BOOKKEEPING = frozenset(
+    {"save_steps", "save_total_limit", "save_strategy", "logging_steps", "report_to"}
+)
+"""Trainer fields that say how often to save and log, not what is trained."""
+
+
+def _results_only(settings: Any) -> Any:
+    """``settings`` without the ``BOOKKEEPING`` fields of any ``training`` mapping in it."""
+    if not isinstance(settings, dict):
+        return settings
+    return {
+        key: {k: v for k, v in value.items() if k not in BOOKKEEPING}
+        if key == "training" and isinstance(value, dict)
+        else _results_only(value)
+        for key, value in settings.items()
+    }
 
 
 def _saved_settings(profile: Profile, saved: Path) -> Any:

@@ -154,6 +154,21 @@ def _toy_run_after_sft(out: Path) -> reproduce.Run:
     return run
 
 
+def test_a_changed_save_cadence_is_the_same_profile(tmp_path: Path, stubbed: list[str]) -> None:
+    """How often training saves or logs changes no result: a run resumes under new ones."""
+    reproduce.run_reproduce(_profile_file(tmp_path), tmp_path / "out")
+    saved = tmp_path / "out" / "profile.yaml"
+    data = yaml.safe_load(saved.read_text(encoding="utf-8"))
+    data["grpo"]["run"]["training"].update(save_steps=99, save_total_limit=3, logging_steps=7)
+    data["sft"]["training"]["save_steps"] = 99
+    saved.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert reproduce.run_reproduce(_profile_file(tmp_path), tmp_path / "out")
+    data["grpo"]["run"]["training"]["learning_rate"] = 0.5  # what is trained: refused
+    saved.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(SandmleError, match="another profile"):
+        reproduce.run_reproduce(_profile_file(tmp_path), tmp_path / "out")
+
+
 def test_grpo_runs_differ_only_in_reward_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
