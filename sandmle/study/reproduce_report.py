@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from sandmle.leaderboard import reproduce_view as view
@@ -168,7 +169,8 @@ def choices_rich(choices: pd.DataFrame, trained: str) -> Table:
         "calls by modality; one that ignores it draws one mix everywhere.",
     )
     for _, row in choices.iterrows():
-        out.add_row(str(row["role"]), str(row["modality"]), str(row["calls"]),
+        # a pack names its modalities: shown as text, never as rich markup
+        out.add_row(escape(str(row["role"])), escape(str(row["modality"])), str(row["calls"]),
                     f"{row['call ok %']:.0f}", _unbroken(str(row["mix"])),
                     *("" if pd.isna(row[k]) else str(row[k]) for k in ("tv", "p")))  # fmt: skip
     return out

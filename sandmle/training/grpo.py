@@ -341,7 +341,8 @@ def supersede_rollouts(log_root: Path, step: int) -> list[Path]:
     """Move the episode logs of steps from ``step`` on (the work a resume redoes) into
     ``superseded/<time>/``: kept, but out of the per-step folders reports read, so no step
     counts twice."""
-    later = [p for p in log_root.glob("step-*") if p.name[5:].isdigit() and int(p.name[5:]) >= step]
+    steps = [p for p in log_root.glob("step-*") if p.name.rsplit("-", 1)[-1].isdigit()]
+    later = [p for p in steps if step_of(p) >= step]
     if not later:
         return []
     keep = log_root / "superseded" / time.strftime("%Y%m%dT%H%M%S")

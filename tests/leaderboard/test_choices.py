@@ -166,3 +166,19 @@ def test_the_apps_reproduce_tab_shows_the_calls(
     frames = [d.value for d in app.dataframe]
     calls = next(f for f in frames if "mix" in f.columns)
     assert list(calls["modality"]) == ["all", "image", "text"] and set(calls["role"]) == {"GRPO"}
+
+
+def test_a_packs_modality_prints_as_text_not_markup() -> None:
+    import io
+
+    from rich.console import Console
+
+    from sandmle.study.reproduce_report import choices_rich
+
+    row = ["GRPO", "[bold red]x[/bold red]", 2, 50.0, "table 1", 0.1, 0.5]
+    frame = pd.DataFrame(
+        [row], columns=["role", "modality", "calls", "call ok %", "mix", "tv", "p"]
+    )
+    sink = io.StringIO()
+    Console(file=sink, width=120).print(choices_rich(frame, "react"))
+    assert "[bold red]x[/bold red]" in sink.getvalue()
