@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
 
@@ -88,3 +89,31 @@ def test_server_mode_serves_every_rank_from_the_main_process_client(
         assert "vllm-serve went away" in rank["fail_mode"]
         assert rank["dropped"] == [True, True]
         assert rank["drop_reward"] == [None, None] and rank["drop_mask_sum"] == [0, 0]
+
+
+def test_two_processes_resume_where_the_last_save_left_off(
+    tiny_model: Path, pack_dir: Path, tmp_path: Path
+) -> None:
+    """Rank 0 moves the redone step's episodes aside before any rank writes new ones; both
+    ranks then run that step again from checkpoint-1."""
+    out = tmp_path / "run"
+    spec = yaml.safe_load(CONFIG.read_text())
+    spec["training"].update(save_steps=1, resume_from_checkpoint=True)
+    config = tmp_path / "grpo.yaml"
+    config.write_text(yaml.safe_dump(spec))
+    args = ["-m", "sandmle.training.cli", "grpo", "--config", str(config), "--model",
+            str(tiny_model), "--pack", str(pack_dir), "--output-dir", str(out)]  # fmt: skip
+    first = run(launch(*args))
+    assert first.returncode == 0, first.stderr[-3000:]
+    shutil.rmtree(out / "checkpoint-2")  # the run died before its last save
+    second = run(launch(*args))
+    assert second.returncode == 0, second.stderr[-3000:]
+    logs = sorted(p.relative_to(out / "rollouts").parts[:2]
+                  for p in (out / "rollouts").glob("step-*/rank-*/*.eval"))  # fmt: skip
+    assert logs == [("step-000000", f"rank-{r}") for r in (0, 1)] + [
+        ("step-000001", f"rank-{r}") for r in (0, 1)
+    ]
+    superseded = list((out / "rollouts" / "superseded").glob("*/step-000001/rank-*/*.eval"))
+    assert len(superseded) == 2  # the first attempt's step 2, one log per rank
+    state = json.loads((out / "checkpoint-2" / "trainer_state.json").read_text())
+    assert [h["step"] for h in state["log_history"] if "reward" in h] == [1, 2]
