@@ -110,14 +110,13 @@ def write_curves(out: Path, manifest: dict[str, Any]) -> pd.DataFrame:
 
 
 LEFT = ("role", "solver", "modality", "mix")
-WRAP = ("mix",)  # a call mix is long: wrapped, so the table fits 80 columns
 
 
 def _table(title: str, columns: list[str], caption: str = "") -> Table:
     out = Table(title=title, caption=caption or None, box=box.SIMPLE_HEAD, pad_edge=False,
                 caption_justify="left", title_justify="left")  # fmt: skip
     for name in columns:
-        out.add_column(name, no_wrap=name not in WRAP, justify="left" if name in LEFT else "right")
+        out.add_column(name, no_wrap=True, justify="left" if name in LEFT else "right")
     return out
 
 
@@ -171,14 +170,15 @@ def choices_rich(choices: pd.DataFrame, trained: str) -> Table:
     for _, row in choices.iterrows():
         # a pack names its modalities: shown as text, never as rich markup
         out.add_row(escape(str(row["role"])), escape(str(row["modality"])), str(row["calls"]),
-                    f"{row['call ok %']:.0f}", _unbroken(str(row["mix"])),
+                    f"{row['call ok %']:.0f}", _stacked(str(row["mix"])),
                     *("" if pd.isna(row[k]) else str(row[k]) for k in ("tv", "p")))  # fmt: skip
     return out
 
 
-def _unbroken(mix: str) -> str:
-    """``table 10 · broken 9``, wrapped only at its separators."""
-    return " · ".join(part.replace(" ", "\u00a0") for part in mix.split(" · "))
+def _stacked(mix: str) -> str:
+    """``table 10 · broken 9`` as one option a line: the table fits 80 columns, and no count is
+    split from its option (rich wraps at any space, non-breaking ones too)."""
+    return "\n".join(mix.split(" · "))
 
 
 def drop_rich(drops: pd.DataFrame) -> Table:

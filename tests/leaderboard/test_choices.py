@@ -182,3 +182,23 @@ def test_a_packs_modality_prints_as_text_not_markup() -> None:
     sink = io.StringIO()
     Console(file=sink, width=120).print(choices_rich(frame, "react"))
     assert "[bold red]x[/bold red]" in sink.getvalue()
+
+
+def test_the_calls_table_keeps_each_option_with_its_count_at_80_columns() -> None:
+    import io
+
+    from rich.console import Console
+
+    from sandmle.study.reproduce_report import choices_rich
+
+    mix = "table 10 · text 5 · images 3 · audio 2 · series 1 · broken 9"
+    row = ["GRPO-sparse", "time-series", 40, 77.5, mix, 0.45, 0.0014]
+    frame = pd.DataFrame(
+        [row], columns=["role", "modality", "calls", "call ok %", "mix", "tv", "p"]
+    )
+    sink = io.StringIO()
+    Console(file=sink, width=80).print(choices_rich(frame, "react"))
+    lines = sink.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for item in mix.split(" · "):  # each option and its count on one line
+        assert any(item in line for line in lines), item
