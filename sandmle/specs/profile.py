@@ -40,7 +40,18 @@ class PackPart(Strict):
 
 class Packs(Strict):
     train: PackPart
+    """The teacher's tasks (Seed-SFT learns from its episodes); GRPO's too, unless ``grpo``."""
     heldout: PackPart
+    grpo: PackPart | None = None
+    """GRPO's own tasks, from a third fresh secret: tasks the Seed-SFT never saw, where its calls
+    still vary, so more groups carry a reward spread. None: GRPO trains on ``train``."""
+
+    def parts(self) -> list[str]:
+        return ["train", "heldout"] + (["grpo"] if self.grpo else [])
+
+    def grpo_part(self) -> str:
+        """The pack GRPO draws its tasks from."""
+        return "grpo" if self.grpo else "train"
 
 
 class Replicas(Strict):

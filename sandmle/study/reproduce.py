@@ -194,26 +194,39 @@ def fingerprint(secret_file: Path) -> str:
 
 
 def stage_packs(run: Run) -> dict[str, Any]:
+    outcome: dict[str, Any] = {}
+    for part in run.profile.packs.parts():
+        folder = run.path("packs", part)
+        outcome[f"{part}_tasks"] = _finished_pack(folder) or _generate_part(run, part, folder)
+        outcome[f"{part}_secret"] = fingerprint(folder / "generation" / "secret.txt")
+    secrets = [outcome[f"{part}_secret"] for part in run.profile.packs.parts()]
+    if len(set(secrets)) < len(secrets):
+        raise SandmleError("two of the packs share a secret")
+    return outcome
+
+
+def _finished_pack(folder: Path) -> int:
+    """A pack an interrupted stage already finished: its task count (0: not finished)."""
+    from sandmle.harness.pack import read_manifest
+
+    manifest = read_manifest(folder)
+    return len(manifest.tasks) if manifest else 0
+
+
+def _generate_part(run: Run, part: str, folder: Path) -> int:
     from sandmle.benchmarks.synthetic.packs import PackSpec, generate_pack
     from sandmle.benchmarks.synthetic.secret import new_secret
 
-    outcome: dict[str, Any] = {}
-    for part in ("train", "heldout"):
-        spec = getattr(run.profile.packs, part)
-        folder = run.path("packs", part)
-        secret_file = folder / "generation" / "secret.txt"
-        secret = secret_file.read_text(encoding="utf-8").strip() if secret_file.is_file() else None
-        pack = PackSpec(name=f"{run.profile.name}-{part}", n=spec.n, seed=spec.seed,
-                        modalities=spec.modalities, secret=secret or new_secret())  # fmt: skip
-        results = generate_pack(pack, folder, workers=1)
-        failed = [o.index for o in results if not o.task_id]
-        if failed:
-            raise SandmleError(f"{part} pack: slots {failed} rejected on every attempt")
-        outcome[f"{part}_tasks"] = len(results)
-        outcome[f"{part}_secret"] = fingerprint(secret_file)
-    if outcome["train_secret"] == outcome["heldout_secret"]:
-        raise SandmleError("the training and held-out packs share a secret")
-    return outcome
+    spec = getattr(run.profile.packs, part)
+    secret_file = folder / "generation" / "secret.txt"
+    secret = secret_file.read_text(encoding="utf-8").strip() if secret_file.is_file() else None
+    pack = PackSpec(name=f"{run.profile.name}-{part}", n=spec.n, seed=spec.seed,
+                    modalities=spec.modalities, secret=secret or new_secret())  # fmt: skip
+    results = generate_pack(pack, folder, workers=1)
+    failed = [o.index for o in results if not o.task_id]
+    if failed:
+        raise SandmleError(f"{part} pack: slots {failed} rejected on every attempt")
+    return len(results)
 
 
 def stage_replicas(run: Run) -> dict[str, Any]:
@@ -306,10 +319,11 @@ def resumed_from(run: Run, stage: str) -> dict[str, Any]:
 def stage_grpo(run: Run, arm: GRPOArm) -> dict[str, Any]:
     model = base_model(run) if arm.start == "base" else (run.done("sft") or {})["checkpoint"]
     spec = run.profile.grpo.run
+    grpo_pack = run.path("packs", run.profile.packs.grpo_part())
     config = spec.model_copy(
         update={
             "model": model,
-            "rollout": spec.rollout.model_copy(update={"pack": str(run.path("packs", "train"))}),
+            "rollout": spec.rollout.model_copy(update={"pack": str(grpo_pack)}),
             "reward": spec.reward.model_copy(update={"mode": arm.mode}),
             "training": {**spec.training, **resumable(run, arm.stage)},
         }

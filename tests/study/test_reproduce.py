@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +196,44 @@ def test_grpo_runs_differ_only_in_reward_mode(
     a["reward"].pop("mode"), b["reward"].pop("mode")
     a["training"].pop("output_dir"), b["training"].pop("output_dir")
     assert a == b
+
+
+def _grpo_pack_run(tmp_path: Path) -> reproduce.Run:
+    one = {"n": 1}
+    packs = {"train": one, "heldout": {**one, "seed": 1}, "grpo": {**one, "seed": 2}}
+    profile, path = load_profile(_profile_file(tmp_path, packs=packs))
+    return reproduce.Run(profile, path, tmp_path / "out", reproduce.Console())
+
+
+def test_a_grpo_pack_has_its_own_secret_feeds_grpo_alone_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _grpo_pack_run(tmp_path)
+    outcome = reproduce.stage_packs(run)
+    assert outcome["grpo_tasks"] == outcome["train_tasks"] == 1
+    assert len({outcome[f"{p}_secret"] for p in ("train", "heldout", "grpo")}) == 3
+    run.finish("sft", {"checkpoint": str(tmp_path / "sft")})
+    written: list[dict] = []
+
+    def fake_child(run: reproduce.Run, stage: str, args: list[str]) -> None:
+        written.append(yaml.safe_load(Path(args[-1]).read_text()))
+        folder = run.path("runs", stage, "checkpoint-1")
+        folder.mkdir(parents=True)
+        info = {"kind": "grpo", "step": 1, "reward_mode": "dense"}
+        (folder / "sandmle_checkpoint.json").write_text(json.dumps(info))
+
+    monkeypatch.setattr(reproduce, "child", fake_child)
+    reproduce.stage_grpo(run, GRPOArm("dense", "sft"))
+    assert written[0]["rollout"]["pack"] == str(run.path("packs", "grpo"))
+    # an interrupted packs stage keeps the packs it finished
+    shutil.rmtree(run.path("packs", "heldout"))  # as if killed while making it
+    again = reproduce.stage_packs(run)
+    assert again["train_secret"] == outcome["train_secret"] and again["heldout_tasks"] == 1
+    assert again["heldout_secret"] != outcome["heldout_secret"]  # a fresh one
+    train = run.path("packs", "train", "generation", "secret.txt")
+    shutil.copy(train, run.path("packs", "grpo", "generation", "secret.txt"))
+    with pytest.raises(SandmleError, match="share a secret"):
+        reproduce.stage_packs(run)
 
 
 def test_an_interrupted_grpo_stage_resumes_from_its_last_save(
