@@ -92,6 +92,10 @@ class RolloutSettings(Episode):
     """Pack folder; the built-in pack when omitted."""
     tasks: list[str] | None = None
     """Task ids to train on; every task of the pack when omitted."""
+    task_draw: Literal["shuffled", "by_modality"] = "shuffled"
+    """How GRPO's generation batches pick their tasks: ``shuffled`` (TRL's sampler: the tasks
+    in a random order, cut into batches) or ``by_modality`` (each batch spans as many of the
+    pack manifest's modalities as it can, least drawn first, from the run's seed)."""
     parallel_sandboxes: int = Field(default=8, ge=1)
     """Episodes (hence sandboxes) running at once, per process."""
     generation_threads: int | None = Field(default=1, ge=1)

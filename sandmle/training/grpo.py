@@ -8,6 +8,7 @@ only the policy's tokens carry loss (``env_mask``).
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -55,6 +56,7 @@ from sandmle.training.rollouts import (
     trl_batch,
 )
 from sandmle.training.smollm2 import local_model
+from sandmle.training.task_draw import batches_needed, modality_batches
 from sandmle.training.weight_sync import refuse_cpu_vllm, server_generation
 
 
@@ -88,6 +90,8 @@ class SandmleGRPOConfig(GRPOConfig):
         if isinstance(self.generation_server, dict):
             self.generation_server = GenerationServer.model_validate(self.generation_server)
         self.reward_weights = reward_functions(self.reward)[1]
+        if self.rollout.task_draw == "by_modality":
+            self.shuffle_dataset = False  # training_rows orders the batches
         super().__post_init__()
         if self.use_vllm and self.vllm_mode == "colocate" and self.vllm_tensor_parallel_size > 1:
             raise ValueError(
@@ -163,11 +167,17 @@ def warm_started(sft_run: str, out: Path) -> str:
 
 def task_ids(settings: RolloutSettings) -> list[str]:
     """The tasks to train on: the configured ones, else every task of the pack."""
+    return list(task_modalities(settings))
+
+
+def task_modalities(settings: RolloutSettings) -> dict[str, str | None]:
+    """The tasks to train on, each with the modality the pack's manifest gives it."""
     from sandmle.benchmarks.synthetic.builtin import builtin_pack_dir
     from sandmle.harness.pack import load_pack
 
     pack = load_pack(settings.pack or builtin_pack_dir(), settings.tasks)
-    return [c.id for c in pack.competitions]
+    listed = {t.id: t.modality for t in pack.manifest.tasks}
+    return {c.id: listed.get(c.id) for c in pack.competitions}
 
 
 def enough_tasks(config: SandmleGRPOConfig) -> list[str]:
@@ -186,6 +196,27 @@ def enough_tasks(config: SandmleGRPOConfig) -> list[str]:
             "per_device_train_batch_size / steps_per_generation"
         )
     return tasks
+
+
+def training_rows(config: SandmleGRPOConfig) -> list[str]:
+    """The dataset's rows (task ids) in the order TRL's sampler takes them: as listed when
+    ``task_draw`` is ``shuffled`` (the sampler shuffles), else batches spread over modalities
+    (the sampler keeps their order: ``__post_init__`` turned its shuffle off)."""
+    tasks = enough_tasks(config)
+    if config.rollout.task_draw == "shuffled":
+        return tasks
+    modalities = {t: m for t, m in task_modalities(config.rollout).items() if t in tasks}
+    if not any(modalities.values()):
+        where = config.rollout.pack or "the built-in pack"
+        raise SandmleError(
+            f"task_draw: by_modality, but {where}'s pack.yaml names no task's modality: "
+            "add them, or use task_draw: shuffled"
+        )
+    assert config.generation_batch_size and config.num_generations and config.steps_per_generation
+    per_batch = config.generation_batch_size // config.num_generations
+    per_step = math.ceil(config.gradient_accumulation_steps / config.steps_per_generation)
+    batches = batches_needed(len(tasks), per_batch, config.max_steps, per_step)
+    return modality_batches(modalities, per_batch, batches, config.seed)
 
 
 RolloutFunction = Callable[[list[Any], GRPOTrainer], dict[str, list]]
@@ -306,7 +337,7 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
         model=model,
         reward_funcs=reward_funcs,
         args=config,
-        train_dataset=Dataset.from_dict({"prompt": enough_tasks(config)}),
+        train_dataset=Dataset.from_dict({"prompt": training_rows(config)}),
         processing_class=tokenizer,
         rollout_func=rollout_function(config.rollout, log_root),
         callbacks=[metadata, *(callbacks or [])],
