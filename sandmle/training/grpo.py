@@ -90,6 +90,10 @@ class SandmleGRPOConfig(GRPOConfig):
         if isinstance(self.generation_server, dict):
             self.generation_server = GenerationServer.model_validate(self.generation_server)
         self.reward_weights = reward_functions(self.reward)[1]
+        if self.bf16 and not self.use_cpu and not _cuda():
+            # transformers refuses bf16 without a GPU unless told use_cpu; there is none, so
+            # the run is on the CPU either way, and autocast runs bf16 there (avx512_bf16)
+            self.use_cpu = True
         if self.rollout.task_draw == "by_modality":
             self.shuffle_dataset = False  # training_rows orders the batches
         super().__post_init__()
@@ -120,6 +124,12 @@ class SandmleGRPOConfig(GRPOConfig):
         server = self.generation_server
         data["generation_server"] = server.model_dump() if server else None
         return data
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def load_grpo_config(path: str | Path, **overrides: Any) -> SandmleGRPOConfig:

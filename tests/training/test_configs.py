@@ -131,3 +131,13 @@ def test_too_few_tasks_for_a_generation_batch_is_refused(world, tmp_path: Path) 
     config.rollout = config.rollout.model_copy(update=run["rollout"])
     with pytest.raises(SandmleError, match="1 task\\(s\\) to train on.* needs 2 distinct tasks"):
         enough_tasks(config)
+
+
+def test_bf16_without_a_gpu_trains_on_the_cpu(tmp_path: Path) -> None:
+    """A profile says ``use_cpu: false`` (cuda when there is one) and may say ``bf16: true``:
+    without a GPU that is bf16 autocast on the CPU, not transformers' refusal."""
+    import torch
+
+    tiny = Path(__file__).resolve().parents[2] / "sandmle" / "configs" / "train" / "tiny-cpu.yaml"
+    config = load_grpo_config(tiny, output_dir=str(tmp_path), bf16=True, use_cpu=False)
+    assert config.bf16 and config.use_cpu is (not torch.cuda.is_available())
