@@ -107,13 +107,9 @@ def vllm_engine(url: str) -> Any:
 
 
 def default_model() -> Path:
-    from sandmle.training.smollm2 import convert_smollm2
+    from sandmle.training.smollm2 import cached_smollm2
 
-    folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sandmle"
-    folder = folder / "smollm2-135m"
-    if not (folder / "config.json").is_file():
-        convert_smollm2(folder)
-    return folder
+    return cached_smollm2()
 
 
 def ratio(rows: dict, a: str, b: str, key: str = "tokens_per_s_total") -> float | None:

@@ -32,13 +32,9 @@ from typing import Any
 
 
 def default_model() -> Path:
-    from sandmle.training.smollm2 import convert_smollm2
+    from sandmle.training.smollm2 import cached_smollm2
 
-    folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sandmle"
-    folder = folder / "smollm2-135m"
-    if not (folder / "config.json").is_file():
-        convert_smollm2(folder)
-    return folder
+    return cached_smollm2()
 
 
 def token_logprobs(model: Any, ids: Any, completion: int) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import os
 from pathlib import Path
 
 from sandmle.errors import SandmleError
@@ -73,3 +74,12 @@ def local_model(name: str, root: Path) -> str:
     else:
         convert_smollm2(folder)
     return str(folder)
+
+
+def cached_smollm2() -> Path:
+    """SmolLM2 converted once into ``$XDG_CACHE_HOME/sandmle/smollm2-135m`` (the bench scripts')."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = cache / "sandmle" / "smollm2-135m"
+    if not (folder / "config.json").is_file():
+        convert_smollm2(folder)
+    return folder
