@@ -190,11 +190,11 @@ def task_modalities(settings: RolloutSettings) -> dict[str, str | None]:
     return {c.id: listed.get(c.id) for c in pack.competitions}
 
 
-def enough_tasks(config: SandmleGRPOConfig) -> list[str]:
-    """The task ids, refused when a generation batch needs more distinct tasks than there are:
+def enough_tasks(config: SandmleGRPOConfig, tasks: list[str] | None = None) -> list[str]:
+    """The task ids (``tasks``, else the run's), refused when a generation batch needs more distinct tasks than there are:
     TRL's sampler drops an incomplete batch, so training would stop at step 0 and save the
     untouched model as if it were trained."""
-    tasks = task_ids(config.rollout)
+    tasks = task_ids(config.rollout) if tasks is None else tasks
     batch, per_task = config.generation_batch_size, config.num_generations
     assert batch is not None and per_task is not None  # GRPOConfig.__post_init__ sets both
     needed = batch // per_task
@@ -212,10 +212,10 @@ def training_rows(config: SandmleGRPOConfig) -> list[str]:
     """The dataset's rows (task ids) in the order TRL's sampler takes them: as listed when
     ``task_draw`` is ``shuffled`` (the sampler shuffles), else batches spread over modalities
     (the sampler keeps their order: ``__post_init__`` turned its shuffle off)."""
-    tasks = enough_tasks(config)
     if config.rollout.task_draw == "shuffled":
-        return tasks
-    modalities = {t: m for t, m in task_modalities(config.rollout).items() if t in tasks}
+        return enough_tasks(config)
+    modalities = task_modalities(config.rollout)
+    tasks = enough_tasks(config, list(modalities))
     if not any(modalities.values()):
         where = config.rollout.pack or "the built-in pack"
         raise SandmleError(

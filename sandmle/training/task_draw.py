@@ -23,9 +23,8 @@ def modality_batches(
     """``batches`` runs of ``per_batch`` distinct task ids, concatenated.
 
     Each run takes the least-drawn modalities first (then the least recently drawn, then at
-    random), one task each,
-    then goes round again while it is short; within a modality the tasks come in a shuffled
-    cycle, so every task is drawn before any is drawn twice.
+    random), one task each, then goes round again while it is short; within a modality the
+    tasks come in a shuffled cycle, so every task is drawn before any is drawn twice.
     """
     by_modality: dict[str, list[str]] = defaultdict(list)
     for task, modality in sorted(tasks.items()):
