@@ -111,6 +111,36 @@ def test_checkpoint_runs_under_inspect_hf_provider(
     assert "valid_submission" in log.samples[0].scores["medal_scorer"].value
 
 
+@pytest.mark.parametrize("bf16", [False, True])
+def test_rollouts_sample_in_the_trainers_precision(
+    tiny_model: Path, module_pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bf16: bool
+) -> None:
+    """Under ``bf16: true`` the in-process engine samples through the policy's autocast forward
+    (accelerate wraps it when training starts; TRL's own generation does the same), so sampling
+    and the loss see the same logprobs; held-out eval (Inspect's hf provider) runs float32:
+    docs/training.md says so."""
+    import torch
+
+    from sandmle.training import grpo
+
+    seen: list[tuple[torch.dtype, torch.dtype]] = []
+    real = grpo._generation
+
+    def watched(trainer, threads):
+        generator, clock, running = real(trainer, threads)
+        model = generator.engine.model
+        weights = next(model.parameters()).dtype
+        layer = model.model.layers[0].mlp.down_proj
+        layer.register_forward_hook(lambda _m, _i, out: seen.append((weights, out.dtype)))
+        return generator, clock, running
+
+    monkeypatch.setattr(grpo, "_generation", watched)
+    config = tiny_config(tiny_model, module_pack, tmp_path, max_steps=1, bf16=bf16, use_cpu=False)
+    build_trainer(config).train()
+    activations = torch.bfloat16 if bf16 else torch.float32
+    assert seen and set(seen) == {(torch.float32, activations)}  # float32 weights either way
+
+
 def test_env_mask_keeps_environment_tokens_out_of_the_loss(
     tiny_model: Path, module_pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
