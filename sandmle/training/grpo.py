@@ -191,9 +191,9 @@ def task_modalities(settings: RolloutSettings) -> dict[str, str | None]:
 
 
 def enough_tasks(config: SandmleGRPOConfig, tasks: list[str] | None = None) -> list[str]:
-    """The task ids (``tasks``, else the run's), refused when a generation batch needs more distinct tasks than there are:
-    TRL's sampler drops an incomplete batch, so training would stop at step 0 and save the
-    untouched model as if it were trained."""
+    """The task ids (``tasks``, else the run's), refused when a generation batch needs more
+    distinct tasks than there are: TRL's sampler drops an incomplete batch, so training would
+    stop at step 0 and save the untouched model as if it were trained."""
     tasks = task_ids(config.rollout) if tasks is None else tasks
     batch, per_task = config.generation_batch_size, config.num_generations
     assert batch is not None and per_task is not None  # GRPOConfig.__post_init__ sets both

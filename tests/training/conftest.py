@@ -96,3 +96,17 @@ def assert_same_rollouts(local: list, remote: list, tasks: list[str]) -> None:
     assert total_reward(rewards, [""] * len(local), **extra) == total_reward(
         rewards, [""] * len(local), **theirs
     )
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch):
+    """Pretend to run under ``n`` processes on bf16-capable GPUs (this machine has none)."""
+    import transformers
+    import transformers.training_args as training_args
+
+    monkeypatch.setattr(training_args, "is_torch_bf16_gpu_available", lambda: True)
+
+    def set_world(n: int) -> None:
+        monkeypatch.setattr(transformers.TrainingArguments, "world_size", property(lambda _: n))
+
+    return set_world

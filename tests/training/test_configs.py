@@ -20,20 +20,6 @@ GRPO_FILES = sorted(p for p in TRAIN.glob("*.yaml") if not p.name.startswith("sf
 GPU_FILES = [p for p in GRPO_FILES if p.name.startswith("qwen3-")]
 
 
-@pytest.fixture
-def world(monkeypatch: pytest.MonkeyPatch):
-    """Pretend to run under ``n`` processes on bf16-capable GPUs (this machine has none)."""
-    import transformers
-    import transformers.training_args as training_args
-
-    monkeypatch.setattr(training_args, "is_torch_bf16_gpu_available", lambda: True)
-
-    def set_world(n: int) -> None:
-        monkeypatch.setattr(transformers.TrainingArguments, "world_size", property(lambda _: n))
-
-    return set_world
-
-
 @pytest.mark.parametrize("processes", [1, 8, 16])
 @pytest.mark.parametrize("path", GRPO_FILES, ids=lambda p: p.stem)
 def test_run_file_builds_a_grpo_config(path: Path, processes: int, world, tmp_path: Path) -> None:

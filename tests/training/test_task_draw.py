@@ -92,3 +92,44 @@ def test_trl_samples_the_rows_in_the_drawn_order(tiny_model: Path, tmp_path: Pat
     sampled = [rows[i] for i in trainer._get_train_sampler(trainer.train_dataset)]
     firsts = [t for i, t in enumerate(sampled) if i == 0 or sampled[i - 1] != t]
     assert firsts == rows  # TRL's sampler kept the order (its shuffle is off)
+
+
+def test_two_ranks_together_generate_each_drawn_batch(
+    world, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under several processes TRL's sampler (shuffle off) and accelerate's sharding hand each
+    rank part of one drawn batch: the ranks' groups of one generation round, which one update
+    averages over, are exactly that batch."""
+    pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
+    from types import SimpleNamespace
+
+    from accelerate.data_loader import BatchSamplerShard
+    from torch.utils.data import BatchSampler
+    from trl import GRPOTrainer
+
+    from sandmle.training import grpo
+    from tests.training.test_grpo import CONFIG
+
+    world(2)
+    tasks = {f"{m}-{i}": m for m in ("tabular", "image", "text") for i in range(3)}
+    monkeypatch.setattr(grpo, "task_modalities", lambda _settings: tasks)
+    run = yaml.safe_load(CONFIG.read_text())
+    run["rollout"]["task_draw"] = "by_modality"
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(run))
+    config = grpo.load_grpo_config(
+        tmp_path / "run.yaml", output_dir=str(tmp_path / "out"), max_steps=3, num_generations=2,
+        per_device_train_batch_size=2, steps_per_generation=2, gradient_accumulation_steps=2,
+    )  # fmt: skip
+    rows = grpo.training_rows(config)
+    per_batch = config.generation_batch_size // config.num_generations
+    assert per_batch == 4  # all processes together: 2 per device x 2 ranks x 2 steps / 2
+    trainer = SimpleNamespace(
+        args=config, num_generations=2, num_iterations=1, shuffle_dataset=config.shuffle_dataset
+    )
+    sampler = GRPOTrainer._get_train_sampler(trainer, rows)  # TRL's own sampler
+    batches = BatchSampler(sampler, config.per_device_train_batch_size * 2, drop_last=False)
+    shards = [list(BatchSamplerShard(batches, num_processes=2, process_index=r)) for r in (0, 1)]
+    for step in range(len(rows) // per_batch):
+        generated = {rows[i] for shard in shards for i in shard[2 * step]}  # a round's first
+        drawn = rows[step * per_batch : (step + 1) * per_batch]
+        assert generated == set(drawn) and len({tasks[t] for t in drawn}) == 3
