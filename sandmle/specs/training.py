@@ -96,6 +96,10 @@ class RolloutSettings(Episode):
     """How GRPO's generation batches pick their tasks: ``shuffled`` (TRL's sampler: the tasks
     in a random order, cut into batches) or ``by_modality`` (each batch spans as many of the
     pack manifest's modalities as it can, least drawn first, from the run's seed)."""
+    refill_flat_groups: int = Field(default=0, ge=0)
+    """Dynamic sampling (DAPO's): up to this many rounds in which every group whose episodes
+    all earned the same reward (no advantage, no gradient) is rolled again on a task not yet in
+    the batch, of its own modality first. 0: off; the groups that stay flat are kept."""
     parallel_sandboxes: int = Field(default=8, ge=1)
     """Episodes (hence sandboxes) running at once, per process."""
     generation_threads: int | None = Field(default=1, ge=1)

@@ -58,13 +58,15 @@ def reward_rows(name: str, history: list[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def rollout_rows(name: str, run_dir: Path) -> list[dict[str, Any]]:
-    """Valid and medal rate of each step's training episodes, from their Inspect logs."""
+    """Valid and medal rate of each step's training episodes, from their Inspect logs: the
+    sampler's draw only (``rank-*/``), not the refills of flat groups (``rank-*/refill-*/``),
+    whose tasks were picked for their first round's lack of spread."""
     from inspect_ai.log import read_eval_log_sample_summaries
 
     rows = []
     for step_dir in sorted((run_dir / "rollouts").glob("step-*")):
         flags: dict[str, list[float]] = {"valid_submission": [], "any_medal": []}
-        for log in step_dir.rglob("*.eval"):
+        for log in step_dir.glob("rank-*/*.eval"):
             for summary in read_eval_log_sample_summaries(str(log)):
                 score = (summary.scores or {}).get(SCORER)
                 value = score.value if score is not None and isinstance(score.value, dict) else {}

@@ -22,7 +22,7 @@ from trl import GRPOConfig, GRPOTrainer
 from trl.trainer.grpo_trainer import RewardFunc
 
 from sandmle.env.chat import use_training_template
-from sandmle.env.rewards import reward_functions
+from sandmle.env.rewards import reward_functions, total_reward
 from sandmle.errors import SandmleError
 from sandmle.specs.checkpoint import step_of
 from sandmle.specs.files import load_file
@@ -40,6 +40,7 @@ from sandmle.training.checkpoints import (
     resume_point,
     save_checkpoint,
 )
+from sandmle.training.dynamic_sampling import refill_flat_groups
 from sandmle.training.generators import (
     BatchingGenerator,
     ColocateEngine,
@@ -232,28 +233,71 @@ def training_rows(config: SandmleGRPOConfig) -> list[str]:
 RolloutFunction = Callable[[list[Any], GRPOTrainer], dict[str, list]]
 
 
-def rollout_function(settings: RolloutSettings, log_root: Path) -> RolloutFunction:
-    """TRL's ``rollout_func``: one Inspect episode per prompt (a task id)."""
+def rollout_function(
+    settings: RolloutSettings,
+    log_root: Path,
+    reward: RewardSettings | None = None,
+    modalities: dict[str, str | None] | None = None,
+) -> RolloutFunction:
+    """TRL's ``rollout_func``: one Inspect episode per prompt (a task id); with
+    ``refill_flat_groups``, groups without a reward spread are rolled again on other tasks of
+    ``modalities`` (every task to train on), scored with ``reward`` as TRL will score them."""
 
     def rollout(prompts: list[Any], trainer: GRPOTrainer) -> dict[str, list]:
         tokenizer = _tokenizer(trainer)
         generator, clock, running = _generation(trainer, settings.generation_threads)
         step, rank = trainer.state.global_step, trainer.accelerator.process_index
         seed = f"seed-{trainer.args.seed}/step-{step}/rank-{rank}"  # the request keys' root
-        session = PolicySession(
-            generator, tokenizer, settings.max_turn_tokens, settings.max_episode_tokens, seed=seed
-        )
         log_dir = log_root / f"step-{step:06d}" / f"rank-{rank}"
+        failed = 0
+
+        def run(task_ids: list[str], round_: int) -> list[EpisodeResult]:
+            nonlocal failed
+            key = seed if round_ == 0 else f"{seed}/refill-{round_}"  # new keys, new episodes
+            session = PolicySession(
+                generator,
+                tokenizer,
+                settings.max_turn_tokens,
+                settings.max_episode_tokens,
+                seed=key,
+            )
+            where = log_dir if round_ == 0 else log_dir / f"refill-{round_}"
+            ran = run_episodes(task_ids, session, settings, where)
+            failed += failed_episodes(ran, settings)  # before a refill could hide a failure
+            return ran
+
         start = time.perf_counter()
         with running:
-            results = run_episodes([str(p) for p in prompts], session, settings, log_dir)
+            tasks = [str(p) for p in prompts]
+            refill = refill_flat_groups(
+                tasks, run(tasks, 0), group_size=cast(int, trainer.num_generations),
+                rounds=settings.refill_flat_groups, modalities=modalities or {},
+                rewards=episode_rewards(reward or RewardSettings(), tokenizer), run=run,
+                seed=f"{seed}/refill",
+            )  # fmt: skip
         if isinstance(generator, BatchingGenerator):
             generator.close()  # no cancelled generation may run on into the optimizer step
-        failed = failed_episodes(results, settings)
-        _log_metrics(trainer, results, time.perf_counter() - start, clock, failed)
-        return trl_batch(results, tokenizer)
+        _log_metrics(trainer, refill.results, time.perf_counter() - start, clock, failed)
+        if settings.refill_flat_groups:
+            metrics = trainer._metrics["train"]
+            metrics["rollout/refilled_groups"].append(refill.refilled)
+            metrics["rollout/flat_groups"].append(refill.flat)
+        return trl_batch(refill.results, tokenizer)
 
     return rollout
+
+
+def episode_rewards(
+    reward: RewardSettings, tokenizer: PreTrainedTokenizerBase
+) -> Callable[[list[EpisodeResult]], list[float | None]]:
+    """Each episode's total reward as TRL computes it, from the fields the rollout hands TRL."""
+
+    def rewards(results: list[EpisodeResult]) -> list[float | None]:
+        batch = trl_batch(results, tokenizer)
+        fields = {k: batch[k] for k in ("medal", "assistant_turns", "dropped")}
+        return total_reward(reward, batch["completion_ids"], **fields)
+
+    return rewards
 
 
 def _generation(
@@ -349,9 +393,14 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
         args=config,
         train_dataset=Dataset.from_dict({"prompt": training_rows(config)}),
         processing_class=tokenizer,
-        rollout_func=rollout_function(config.rollout, log_root),
+        rollout_func=rollout_function(config.rollout, log_root, config.reward, refill_pool(config)),
         callbacks=[metadata, *(callbacks or [])],
     )
+
+
+def refill_pool(config: SandmleGRPOConfig) -> dict[str, str | None] | None:
+    """The tasks a flat group may be refilled with (each with its modality), when it may."""
+    return task_modalities(config.rollout) if config.rollout.refill_flat_groups else None
 
 
 def rollout_root(config: SandmleGRPOConfig) -> Path:
