@@ -4,7 +4,7 @@ again on another task.
 Such a group has zero advantage everywhere, so it adds nothing to the policy gradient, yet it
 costs as much to train on as any other. Worse, on a small policy Adam takes a full-sized step
 whatever the batch carries: when one group of five has a spread, that one task's answer moves
-every prompt (docs/reproduce.md, "the first draw of 2026-12-06"). Refilling the flat groups, in
+every prompt (docs/reproduce.md, "cpu-smollm2: the fourth whole run"). Refilling flat groups, in
 their own modality first, gives each update more tasks that pull in different directions.
 
 On the CPU profiles generation is the small part of a step (training on the episodes is most
