@@ -269,20 +269,23 @@ def rollout_function(
         start = time.perf_counter()
         with running:
             tasks = [str(p) for p in prompts]
-            refill = refill_flat_groups(
-                tasks, run(tasks, 0), group_size=cast(int, trainer.num_generations),
-                rounds=settings.refill_flat_groups, modalities=modalities or {},
-                rewards=episode_rewards(reward or RewardSettings(), tokenizer), run=run,
-                seed=f"{seed}/refill",
-            )  # fmt: skip
+            results, refill = run(tasks, 0), None
+            if settings.refill_flat_groups:
+                refill = refill_flat_groups(
+                    tasks, results, group_size=cast(int, trainer.num_generations),
+                    rounds=settings.refill_flat_groups, modalities=modalities or {},
+                    rewards=episode_rewards(reward or RewardSettings(), tokenizer), run=run,
+                    seed=f"{seed}/refill",
+                )  # fmt: skip
+                results = refill.results
         if isinstance(generator, BatchingGenerator):
             generator.close()  # no cancelled generation may run on into the optimizer step
-        _log_metrics(trainer, refill.results, time.perf_counter() - start, clock, failed)
-        if settings.refill_flat_groups:
+        _log_metrics(trainer, results, time.perf_counter() - start, clock, failed)
+        if refill is not None:
             metrics = trainer._metrics["train"]
             metrics["rollout/refilled_groups"].append(refill.refilled)
             metrics["rollout/flat_groups"].append(refill.flat)
-        return trl_batch(refill.results, tokenizer)
+        return trl_batch(results, tokenizer)
 
     return rollout
 
