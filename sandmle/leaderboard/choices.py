@@ -145,13 +145,19 @@ def mix_text(mix: dict[str, Any]) -> str:
 
 
 def choice_table(
-    log_dir: Path, roles: dict[str, str], scaffold: str | None, task: str, seed: int = 0
+    log_dirs: Path | list[Path],
+    roles: dict[str, str],
+    scaffold: str | None,
+    task: str,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Per role (``roles``: model → role, in the report's order), its first calls overall
-    (``all``) and per modality, from ``log_dir``'s logs of Inspect task ``task`` under
-    ``scaffold``. ``tv`` and ``p``, on the ``all`` row: does the mix depend on the modality
-    (``modality_dependence``)?"""
-    models = log_kinds(log_dir, scaffold, task=task)
+    (``all``) and per modality, from the logs of Inspect task ``task`` under ``scaffold`` in
+    ``log_dirs`` (each model's in one of them). ``tv`` and ``p``, on the ``all`` row: does the
+    mix depend on the modality (``modality_dependence``)?"""
+    models: dict[str, tuple[list[list[str]], list[str]]] = {}
+    for log_dir in [log_dirs] if isinstance(log_dirs, Path) else log_dirs:
+        models.update(log_kinds(log_dir, scaffold, task=task))
     rows = []
     for model, role in roles.items():
         if model not in models:

@@ -29,6 +29,9 @@ CURVES = "curves.csv"
 METRICS = {"valid_submission": "valid", "any_medal": "medal", "above_median": ">median"}
 FIXED_LOGS = "eval-fixed"
 """Beside ``eval/``: the fixed toolkit options' logs (``eval.fixed_options``)."""
+BASE_LOGS = "eval-base"
+"""Beside ``eval/``: the base model's logs when it runs only the trained scaffold on the
+held-out pack (``eval.base_cells: trained``)."""
 FIXED_PREFIX = "fixed: "
 """Roles of the fixed toolkit options: ``fixed: table``, ``fixed: images``..."""
 BEST_FIXED = "best fixed"
@@ -45,8 +48,11 @@ def is_fixed(role: str) -> bool:
 
 
 def log_dirs(folder: Path) -> list[Path]:
-    """A reproduce folder's eval log dirs: ``eval`` and, when it ran, ``eval-fixed``."""
-    return [folder / "eval"] + ([folder / FIXED_LOGS] if (folder / FIXED_LOGS).is_dir() else [])
+    """A reproduce folder's eval log dirs: ``eval`` and, when they ran, ``eval-base`` and
+    ``eval-fixed``."""
+    return [folder / "eval"] + [
+        folder / d for d in (BASE_LOGS, FIXED_LOGS) if (folder / d).is_dir()
+    ]
 
 
 def manifest_dir(log_dir: str | Path) -> Path | None:
@@ -81,7 +87,8 @@ def choice_frame(folder: Path, manifest: dict[str, Any]) -> pd.DataFrame:
         return pd.DataFrame(columns=CHOICE_COLUMNS)
     roles = {model: role for role, model in manifest["roles"].items() if not is_fixed(role)}
     trained = str(manifest.get("trained_scaffold", "react"))
-    return choice_table(folder / "eval", roles, trained, task=held_out[0].replace("-", "_"))
+    learnt = [d for d in log_dirs(folder) if d.name != FIXED_LOGS]
+    return choice_table(learnt, roles, trained, task=held_out[0].replace("-", "_"))
 
 
 def bench_label(log_name: str) -> str:

@@ -133,6 +133,10 @@ class EvalStage(Strict):
     one command whatever the task) on the held-out pack under the trained scaffold, once per
     task: the report pairs GRPO with the best of them (what a policy that never reads the task
     earns at best). Nothing without the toolkit or the held-out pack."""
+    base_cells: Literal["all", "trained"] = "all"
+    """Where the base model runs: every cell (``all``), or only the trained scaffold on the
+    held-out pack (``trained``, logged in ``eval-base``): its yardstick there, when no GRPO arm
+    trains from it and nothing else pairs with it."""
     max_samples: int | None = 2
     max_tasks: int | None = 2
     limit: int | None = None
@@ -160,6 +164,9 @@ class EvalStage(Strict):
             if unknown:
                 raise ValueError(f"scaffold {entry.solver}: benchmarks {unknown} are not among "
                                  f"eval.benchmarks ({self.benchmarks})")  # fmt: skip
+        if self.base_cells == "trained" and "heldout" not in self.benchmarks:
+            raise ValueError("base_cells: trained runs the base model on the held-out pack, "
+                             "which eval.benchmarks leaves out")  # fmt: skip
         return self
 
 
@@ -229,6 +236,9 @@ class Profile(Strict):
         if first.args:
             raise ValueError("eval.scaffolds[0].args: the trained scaffold's args are the "
                              "episode's (episode.solver_args)")  # fmt: skip
+        if self.eval.base_cells == "trained" and self.grpo.from_base:
+            raise ValueError("eval.base_cells: trained leaves out cells the report pairs "
+                             "GRPO-from-base with base on (grpo.from_base): use all")  # fmt: skip
         return self
 
     @property

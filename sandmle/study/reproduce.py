@@ -37,7 +37,7 @@ from rich.console import Console
 
 from sandmle.errors import SandmleError
 from sandmle.harness.solvers import AGENT_ERROR_KEY
-from sandmle.leaderboard.reproduce_view import FIXED_LOGS, FIXED_PREFIX
+from sandmle.leaderboard.reproduce_view import BASE_LOGS, FIXED_LOGS, FIXED_PREFIX
 from sandmle.specs.benchmarks import benchmark
 from sandmle.specs.checkpoint import (
     METADATA_FILE,
@@ -451,18 +451,26 @@ def benchmark_entries(run: Run) -> list[BenchmarkEntry]:
     ]
 
 
-def eval_study(run: Run) -> StudyConfig:
+def eval_model_args(run: Run) -> dict[str, Any]:
+    """Every eval model's ``-M`` args, with the episode's sampling as its generate config."""
     from inspect_ai.model import GenerateConfig
 
     spec = run.profile.eval
-    model_args: dict[str, Any] = dict(spec.model_args)
-    model_args["config"] = GenerateConfig(**run.profile.episode.generate_args(), **spec.generate)
+    config = GenerateConfig(**run.profile.episode.generate_args(), **spec.generate)
+    return {**spec.model_args, "config": config}
+
+
+def eval_study(run: Run) -> StudyConfig:
+    spec = run.profile.eval
+    model_args = eval_model_args(run)
     return StudyConfig(
         name=f"{run.profile.name}-eval",
         log_dir=str(run.path("eval")),
         models=[
-            ModelEntry(model=model_name(run, m), model_args=model_args) for m in roles(run).values()
-        ],  # fmt: skip
+            ModelEntry(model=model_name(run, m), model_args=model_args)
+            for role, m in roles(run).items()
+            if role != "base" or spec.base_cells == "all"
+        ],
         scaffolds=[
             spec.scaffolds[0].model_copy(update={"args": run.profile.episode.solver_args}),
             *spec.scaffolds[1:],
@@ -475,23 +483,43 @@ def eval_study(run: Run) -> StudyConfig:
     )
 
 
-def fixed_study(run: Run) -> StudyConfig | None:
-    """The fixed toolkit options on the held-out pack, trained scaffold, one epoch (each
-    option is one deterministic command), logged beside the eval (``eval-fixed``: one
-    ``eval_set`` folder holds one set of tasks)."""
-    fixed = fixed_roles(run)
-    if not fixed:
-        return None
+def held_out_study(
+    run: Run, name: str, log_dir: str, models: list[ModelEntry], epochs: int | None
+) -> StudyConfig:
+    """The eval's trained scaffold on the held-out pack alone, for ``models``, logged in
+    ``log_dir`` beside ``eval`` (one ``eval_set`` folder holds one set of tasks)."""
     study = eval_study(run)
     return study.model_copy(
         update={
-            "name": f"{run.profile.name}-fixed",
-            "log_dir": str(run.path(FIXED_LOGS)),  # one eval_set folder, one set of tasks
-            "models": [ModelEntry(model=m) for m in fixed.values()],
-            "scaffolds": [study.scaffolds[0].model_copy(update={"epochs": 1, "benchmarks": None})],
+            "name": f"{run.profile.name}-{name}",
+            "log_dir": str(run.path(log_dir)),
+            "models": models,
+            "scaffolds": [
+                study.scaffolds[0].model_copy(update={"epochs": epochs, "benchmarks": None})
+            ],
             "benchmarks": [b for b in study.benchmarks if b.key == "heldout"],
         }
     )
+
+
+def fixed_study(run: Run) -> StudyConfig | None:
+    """The fixed toolkit options on the held-out pack, trained scaffold, one epoch (each
+    option is one deterministic command), logged in ``eval-fixed``."""
+    fixed = fixed_roles(run)
+    if not fixed:
+        return None
+    return held_out_study(
+        run, "fixed", FIXED_LOGS, [ModelEntry(model=m) for m in fixed.values()], 1
+    )
+
+
+def base_study(run: Run) -> StudyConfig | None:
+    """The base model on the held-out pack under the trained scaffold, with its epochs, logged
+    in ``eval-base`` (``eval.base_cells: trained``; with ``all`` it is in ``eval``'s cells)."""
+    if run.profile.eval.base_cells == "all":
+        return None
+    model = ModelEntry(model=model_name(run, base_model(run)), model_args=eval_model_args(run))
+    return held_out_study(run, "base", BASE_LOGS, [model], run.profile.eval.scaffolds[0].epochs)
 
 
 def write_manifest(run: Run) -> Path:
@@ -516,7 +544,7 @@ def write_manifest(run: Run) -> Path:
 
 def stage_eval(run: Run) -> dict[str, Any]:
     write_manifest(run)
-    studies = [s for s in (eval_study(run), fixed_study(run)) if s is not None]
+    studies = [s for s in (eval_study(run), base_study(run), fixed_study(run)) if s is not None]
     cells = sum(len(study.models) * len(study.cells()) for study in studies)
     ok = True
     for study in studies:

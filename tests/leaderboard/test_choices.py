@@ -23,7 +23,7 @@ from sandmle.leaderboard.choices import (
     modality_dependence,
     summarise,
 )
-from sandmle.leaderboard.reproduce_view import choice_frame
+from sandmle.leaderboard.reproduce_view import choice_frame, log_dirs
 from sandmle.study.reproduce_report import report_html
 from tests.leaderboard.conftest import open_app
 
@@ -155,6 +155,17 @@ def test_the_reproduce_report_shows_the_calls_of_toolkit_profiles(tmp_path: Path
                        empty, empty, pd.DataFrame(columns=["run", "step", "metric", "value"]),
                        choices=choices)  # fmt: skip
     assert "First toolkit call by modality" in page and "broken 2 · images 2" in page
+
+
+def test_the_base_models_calls_come_from_its_own_log_dir(tmp_path: Path) -> None:
+    """With ``eval.base_cells: trained`` the base model's held-out logs are in ``eval-base``;
+    the report's call table reads them beside ``eval``'s (the fixed options' are not roles)."""
+    (tmp_path / "eval").mkdir()
+    write_toolkit_logs(tmp_path / "eval-base")
+    roles = {"base": "mockllm/react-run", "SFT": "mockllm/other"}
+    choices = choice_frame(tmp_path, {**manifest(True), "roles": roles})
+    assert list(choices["role"].unique()) == ["base"] and choices.iloc[0]["calls"] == 6
+    assert log_dirs(tmp_path) == [tmp_path / "eval", tmp_path / "eval-base"]
 
 
 def test_the_apps_reproduce_tab_shows_the_calls(

@@ -394,6 +394,48 @@ def test_toolkit_profiles_run_each_fixed_option_on_the_held_out_pack(
     assert reproduce.fixed_study(trained_run("toy", tmp_path)) is None
 
 
+def test_cpu_smollm2_runs_its_base_model_on_the_held_out_pack_alone(tmp_path: Path) -> None:
+    """Its base model (0 valid everywhere in four runs) pairs with nothing, so it gets only the
+    trained scaffold's cells on the held-out pack, both epochs, logged in ``eval-base``; the
+    manifest still names it, and the other roles keep every cell."""
+    run = trained_run("cpu-smollm2", tmp_path)
+    base = reproduce.model_name(run, reproduce.base_model(run))
+    study = reproduce.eval_study(run)
+    assert base not in [m.model for m in study.models] and len(study.models) == 2
+    alone = reproduce.base_study(run)
+    assert alone is not None and [m.model for m in alone.models] == [base]
+    assert [(b.key, s.solver, s.epochs) for b, s in alone.cells()] == [("heldout", "react", 2)]
+    assert alone.models[0].model_args == study.models[0].model_args  # same sampling
+    assert alone.resolved_log_dir() == tmp_path / "eval-base"
+    assert reproduce.write_manifest(run).read_text().count(base) == 1
+    micro = trained_run("cpu-micro", tmp_path / "micro")
+    assert reproduce.base_study(micro) is None
+    assert reproduce.model_name(micro, reproduce.base_model(micro)) in [
+        m.model for m in reproduce.eval_study(micro).models
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "word"),
+    [
+        ({"eval": {"benchmarks": ["replicas"]}}, "leaves out"),
+        ({"grpo": {"from_base": True}}, "GRPO-from-base"),
+    ],
+)
+def test_base_cells_trained_is_refused_where_it_would_lose_a_row(
+    change: dict[str, Any], word: str, tmp_path: Path
+) -> None:
+    data = yaml.safe_load((PROFILE_DIR / "cpu-smollm2.yaml").read_text())
+    data["eval"]["scaffolds"] = [{"solver": "react", "epochs": 2}]
+    for key, values in change.items():
+        data[key].update(values)
+    path = tmp_path / "p.yaml"
+    data["grpo"]["run"]["base"] = str(PROFILE_DIR.parent / "train" / "tiny-cpu.yaml")
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SandmleError, match=word):
+        load_profile(path)
+
+
 def test_cpu_smollm2_runs_as_is_on_a_gpu() -> None:
     """Sized for 2 CPU cores, but nothing pins the CPU: SFT and GRPO leave the device to the
     trainer (cuda when there is one) and the eval names none (Inspect's hf provider then takes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -100,6 +101,31 @@ def test_report_holds_every_cell_and_says_when_it_cannot_decide(out: Path) -> No
     assert "plotly" in html and too_few() in html and (out / "leaderboard.html").is_file()
     curves = pd.read_csv(out / view.CURVES)
     assert set(curves["metric"]) == {"reward", "reward_std", "valid_reward"}
+
+
+def test_a_base_model_logged_apart_keeps_its_cells(out: Path, tmp_path: Path) -> None:
+    """``eval.base_cells: trained``: the base model's only logs (the trained scaffold) are in
+    ``eval-base``; the report reads them with ``eval``'s and leaves no role out."""
+    from inspect_ai.log import read_eval_log
+
+    shutil.copytree(out, tmp_path / "run")
+    run = tmp_path / "run"
+    (run / view.BASE_LOGS).mkdir()
+    for log in (run / "eval").glob("*.eval"):
+        header = read_eval_log(str(log), header_only=True)
+        if header.eval.model == ROLES["base"]:
+            solver = header.plan.steps[-1].solver if header.plan.steps else ""
+            if "react" in solver:
+                log.rename(run / view.BASE_LOGS / log.name)
+            else:
+                log.unlink()
+    write_reproduce_report(run, Console(file=io.StringIO(), width=80))
+    manifest = view.read_manifest(run)
+    samples = view.with_roles(load_logs(view.log_dirs(run)).samples, manifest)
+    cells = view.cell_table(samples, manifest)
+    base = cells[cells["role"] == "base"]
+    assert list(base["solver"]) == ["react"] and len(cells) == 4 * 2 - 1
+    assert "base" in set(view.drop_table(samples, manifest)["role"])
 
 
 def test_a_run_without_learning_signal_is_named(out: Path, tmp_path: Path) -> None:
