@@ -117,3 +117,27 @@ def test_two_processes_resume_where_the_last_save_left_off(
     assert len(superseded) == 2  # the first attempt's step 2, one log per rank
     state = json.loads((out / "checkpoint-2" / "trainer_state.json").read_text())
     assert [h["step"] for h in state["log_history"] if "reward" in h] == [1, 2]
+
+
+def test_two_processes_refill_their_own_flat_groups(
+    tiny_model: Path, pack_dir: Path, tmp_path: Path
+) -> None:
+    """``refill_flat_groups`` under two ranks: each process holds one whole group and refills
+    it on a task its own call has not used, with no collective in between, so the step ends
+    on both ranks and TRL logs the refills (the tiny model's rewards are flat: nothing
+    submitted)."""
+    out = tmp_path / "run"
+    spec = yaml.safe_load(CONFIG.read_text())
+    spec["rollout"]["refill_flat_groups"] = 2
+    config = tmp_path / "grpo.yaml"
+    config.write_text(yaml.safe_dump(spec))
+    done = run(launch("-m", "sandmle.training.cli", "grpo", "--config", str(config), "--model",
+                      str(tiny_model), "--pack", str(pack_dir), "--output-dir", str(out),
+                      "--max-steps", "1"))  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    step = out / "rollouts" / "step-000000"
+    for rank in ("rank-0", "rank-1"):
+        assert list((step / rank / "refill-1").glob("*.eval")), rank
+    state = json.loads((out / "checkpoint-1" / "trainer_state.json").read_text())
+    (logged,) = [h for h in state["log_history"] if "reward" in h]
+    assert logged["rollout/refilled_groups"] >= 1
