@@ -175,11 +175,13 @@ def paired_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFram
 
 
 def drop_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
-    """Valid rate under the trained scaffold vs the unseen ones, per role and benchmark."""
+    """Valid rate under the trained scaffold vs the unseen ones, per role and benchmark, on
+    the tasks every scaffold of that row ran (a scaffold with a ``limit`` runs fewer)."""
     trained = manifest.get("trained_scaffold", "react")
     columns = ["role", "bench", "trained", "unseen", "drop", "worst unseen"]
     rows = []
     for (role, bench), part in samples.groupby(["role", "bench"], sort=False):
+        part = part[part["competition_id"].isin(shared_tasks(part))]
         by_solver = part.groupby("solver")["valid_submission"].mean() * 100
         if trained not in by_solver:
             continue
@@ -192,6 +194,12 @@ def drop_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=columns)
     return table.sort_values(["bench", "role"], key=lambda c: c.map(order) if c.name == "role" else c,
                              kind="stable").reset_index(drop=True)  # fmt: skip
+
+
+def shared_tasks(part: pd.DataFrame) -> set[str]:
+    """The tasks every solver in ``part`` ran."""
+    ran = [set(tasks) for _, tasks in part.groupby("solver")["competition_id"]]
+    return set.intersection(*ran) if ran else set()
 
 
 def read_curves(folder: Path) -> pd.DataFrame:

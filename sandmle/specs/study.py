@@ -34,6 +34,10 @@ class ScaffoldEntry(Strict):
     benchmarks: list[str] | None = Field(default=None, min_length=1)
     """Names of the study's benchmarks this scaffold runs on; every benchmark when None. A
     slow search scaffold can then run on a few replicas while the paired tests get the big pack."""
+    limit: int | None = Field(default=None, ge=1)
+    """Only the first N samples of each of this scaffold's benchmarks (within the study's
+    ``limit``): a slow search scaffold on part of a pack whose every task the paired test of
+    the trained scaffold needs."""
 
 
 class BenchmarkEntry(Strict):

@@ -25,7 +25,9 @@ def study_tasks(study: StudyConfig) -> list[Any]:
         args = {"sandbox": study.sandbox, **bench.args}
         task = build_task(bench.task, args)
         solver = build_solver(scaffold.solver, scaffold.args)
-        tasks.append(task_with(task, solver=solver, epochs=scaffold.epochs or study.epochs))
+        dataset = task.dataset if scaffold.limit is None else task.dataset[: scaffold.limit]
+        epochs = scaffold.epochs or study.epochs
+        tasks.append(task_with(task, dataset=dataset, solver=solver, epochs=epochs))
     return tasks
 
 

@@ -338,12 +338,15 @@ def trained_run(name: str, tmp_path: Path) -> reproduce.Run:
 
 
 @pytest.mark.parametrize("name", TOOLKIT_PROFILES)
-def test_toolkit_profiles_evaluate_the_trained_scaffold_twice(name: str, tmp_path: Path) -> None:
-    """Their GRPO-vs-SFT test needs two episodes per held-out task; the rest keep one."""
+def test_toolkit_profiles_give_the_paired_test_40_held_out_tasks(name: str, tmp_path: Path) -> None:
+    """Their GRPO-vs-SFT test pairs per-task means: 40 held-out tasks (cpu-micro twice each,
+    cpu-smollm2 once, its model calls being ~10 s); the other scaffolds run one epoch."""
     run = trained_run(name, tmp_path)
     study = reproduce.eval_study(run)
     epochs = {s.solver: s.epochs or study.epochs for s in study.scaffolds}
-    assert epochs.pop("react") == 2 and set(epochs.values()) == {1} and len(epochs) == 5
+    assert epochs.pop("react") == {"cpu-micro": 2, "cpu-smollm2": 1}[name]
+    assert set(epochs.values()) == {1} and len(epochs) == 5
+    assert run.profile.packs.heldout.n == 40 and study.scaffolds[0].limit is None
 
 
 @pytest.mark.parametrize("name", TOOLKIT_PROFILES)
@@ -396,15 +399,18 @@ def test_toolkit_profiles_run_each_fixed_option_on_the_held_out_pack(
 
 def test_cpu_smollm2_runs_its_base_model_on_the_held_out_pack_alone(tmp_path: Path) -> None:
     """Its base model (0 valid everywhere in four runs) pairs with nothing, so it gets only the
-    trained scaffold's cells on the held-out pack, both epochs, logged in ``eval-base``; the
-    manifest still names it, and the other roles keep every cell."""
+    trained scaffold's cells on the held-out pack, with their epochs and tasks, logged in
+    ``eval-base``; the manifest still names it, and the other roles keep every cell."""
     run = trained_run("cpu-smollm2", tmp_path)
     base = reproduce.model_name(run, reproduce.base_model(run))
     study = reproduce.eval_study(run)
     assert base not in [m.model for m in study.models] and len(study.models) == 2
     alone = reproduce.base_study(run)
     assert alone is not None and [m.model for m in alone.models] == [base]
-    assert [(b.key, s.solver, s.epochs) for b, s in alone.cells()] == [("heldout", "react", 2)]
+    react = run.profile.eval.scaffolds[0]
+    assert [(b.key, s.solver, s.epochs, s.limit) for b, s in alone.cells()] == [
+        ("heldout", "react", react.epochs, react.limit)
+    ]
     assert alone.models[0].model_args == study.models[0].model_args  # same sampling
     assert alone.resolved_log_dir() == tmp_path / "eval-base"
     assert reproduce.write_manifest(run).read_text().count(base) == 1
@@ -434,6 +440,18 @@ def test_base_cells_trained_is_refused_where_it_would_lose_a_row(
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(SandmleError, match=word):
         load_profile(path)
+
+
+def test_cpu_smollm2_pairs_on_every_held_out_task_and_transfers_on_some() -> None:
+    """Its paired test's units are tasks: the trained scaffold (and so the fixed options and
+    the base model) runs every held-out task, while the slower transfer scaffolds run a part of
+    the pack that is still the first tasks of the same pack, so their pairs share tasks."""
+    profile, _ = load_profile("cpu-smollm2")
+    trained, *others = profile.eval.scaffolds
+    assert trained.limit is None and profile.eval.limit is None
+    transfer = [s for s in others if s.benchmarks is None or "heldout" in s.benchmarks]
+    assert {s.solver for s in transfer} == {"aide", "aira_greedy"}
+    assert all(s.limit is not None and s.limit < profile.packs.heldout.n for s in transfer)
 
 
 def test_cpu_smollm2_runs_as_is_on_a_gpu() -> None:

@@ -128,6 +128,18 @@ def test_a_base_model_logged_apart_keeps_its_cells(out: Path, tmp_path: Path) ->
     assert "base" in set(view.drop_table(samples, manifest)["role"])
 
 
+def test_the_drop_compares_scaffolds_on_the_tasks_both_ran() -> None:
+    """A transfer scaffold with ``limit: 1`` ran task ``a`` only: the trained scaffold's valid
+    rate there (100), not over both tasks (50), is what it drops from."""
+    rows = [("react", "a", True), ("react", "b", False), ("aide", "a", True)]
+    samples = pd.DataFrame([{"role": "SFT", "bench": "heldout", "solver": solver,
+                             "competition_id": task, "valid_submission": valid}
+                            for solver, task, valid in rows])  # fmt: skip
+    manifest = {"trained_scaffold": "react", "roles": {"SFT": "hf/sft"}}
+    (drop,) = view.drop_table(samples, manifest).to_dict("records")
+    assert (drop["trained"], drop["unseen"], drop["drop"]) == (100.0, 100.0, 0.0)
+
+
 def test_a_run_without_learning_signal_is_named(out: Path, tmp_path: Path) -> None:
     """Second cpu-micro run (2026-12-03): 45 of 48 dense steps had every group's reward equal,
     grad_norm 0, yet the policy kept drifting on the optimizer's momentum to 0/40 valid."""

@@ -115,7 +115,8 @@ def test_bad_study_files(tmp_path: Path) -> None:
 def test_a_scaffold_runs_only_on_the_benchmarks_it_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A slow search scaffold can be kept to the small benchmarks (cpu-micro: the replicas)."""
+    """A slow search scaffold can be kept to the small benchmarks (cpu-micro: the replicas), or
+    to the first rows of each (cpu-smollm2: 20 of 40 held-out tasks)."""
     from sandmle.specs.study import StudyConfig
     from sandmle.study import runner
     from sandmle.study.runner import study_tasks
@@ -141,6 +142,12 @@ def test_a_scaffold_runs_only_on_the_benchmarks_it_names(
     assert runner.sample_count(study, study_tasks(study)) == 4 * 2 + 4 * 2 + 4
     study = study.model_copy(update={"limit": 3})
     assert runner.sample_count(study, study_tasks(study)) == 3 * 2 + 3 * 2 + 3
+    # a scaffold's own limit: the first N rows of each of its benchmarks, within the study's
+    first = study.scaffolds[1].model_copy(update={"limit": 2})
+    study = study.model_copy(update={"scaffolds": [twice, first]})
+    assert runner.sample_count(study, study_tasks(study)) == 3 * 2 + 3 * 2 + 2
+    react, _, aide = study_tasks(study.model_copy(update={"limit": None}))
+    assert [s.id for s in aide.dataset] == [s.id for s in react.dataset][:2]
     data["scaffolds"][1]["benchmarks"] = ["mle_bench"]  # not one of the study's
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -190,7 +197,8 @@ def test_a_scaffold_runs_its_own_epochs(tmp_path: Path, monkeypatch: pytest.Monk
     twice = ScaffoldEntry(solver=copy.solver, args=copy.args, epochs=2)
     pair = study.model_copy(update={"scaffolds": [twice, copy]})
     assert [t.epochs for t in study_tasks(pair)] == [2, 1]
-    once = study.model_copy(update={"models": study.models[:1], "scaffolds": [twice], "limit": 2})
+    first_two = twice.model_copy(update={"limit": 2})  # the scaffold's own limit, in eval_set
+    once = study.model_copy(update={"models": study.models[:1], "scaffolds": [first_two]})
     monkeypatch.setenv("SANDMLE_TEST_COUNTER", str(tmp_path / "runs.txt"))
     assert run_study(once, display="none")
     (log,) = [read_eval_log(i.name) for i in list_eval_logs(study.log_dir)]
