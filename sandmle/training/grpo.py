@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
+import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -91,6 +93,7 @@ class SandmleGRPOConfig(GRPOConfig):
         if isinstance(self.generation_server, dict):
             self.generation_server = GenerationServer.model_validate(self.generation_server)
         self.reward_weights = reward_functions(self.reward)[1]
+        self.bf16 = resolve_bf16(self.bf16, on_cpu=self.use_cpu or not _cuda())
         if self.bf16 and not self.use_cpu and not _cuda():
             # transformers refuses bf16 without a GPU unless told use_cpu; there is none, so
             # the run is on the CPU either way, and autocast runs bf16 there (avx512_bf16)
@@ -131,6 +134,41 @@ def _cuda() -> bool:
     import torch
 
     return torch.cuda.is_available()
+
+
+def native_bf16(on_cpu: bool) -> bool:
+    """Whether bf16 is computed natively where the run trains: a CUDA GPU that has it, or a CPU
+    with AVX512-BF16 or AMX. Elsewhere autocast emulates it, far slower than float32."""
+    import torch
+
+    if not on_cpu:
+        return bool(torch.cuda.is_bf16_supported())
+    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+
+
+def resolve_bf16(value: object, on_cpu: bool) -> bool | None:
+    """``bf16: auto``: bf16 where it is native, else float32, said on stderr; ``true`` where it
+    is emulated warns (GRPO's forward and backward took 16x float32's time on an AVX2-only CPU,
+    docs/performance.md); unset stays TRL's to decide."""
+    if value is None:
+        return None
+    if value == "auto":
+        native = native_bf16(on_cpu)
+        where = "the CPU" if on_cpu else "the GPU"
+        print(f"bf16: auto: {'bf16' if native else 'float32'} ({where} "
+              f"{'computes' if native else 'only emulates'} bf16)", file=sys.stderr, flush=True)  # fmt: skip
+        return native
+    if not isinstance(value, bool):
+        raise ValueError(f"bf16: {value!r}: true, false or auto")
+    if value and on_cpu and not native_bf16(on_cpu):
+        warnings.warn(BF16_EMULATED, stacklevel=2)
+    return value
+
+
+BF16_EMULATED = (
+    "bf16: true on a CPU without AVX512-BF16 or AMX: autocast emulates it, many times slower "
+    "than float32 (16x for GRPO's forward and backward on an AVX2 CPU); bf16: auto picks float32 here"
+)
 
 
 def load_grpo_config(path: str | Path, **overrides: Any) -> SandmleGRPOConfig:

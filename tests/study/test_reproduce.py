@@ -465,3 +465,17 @@ def test_cpu_smollm2_runs_as_is_on_a_gpu() -> None:
     assert profile.grpo.run.training["use_cpu"] is False
     assert "device" not in profile.eval.model_args
     assert "leaf-classification" not in (profile.replicas.competitions or [])
+
+
+def test_cpu_smollm2_trains_in_bf16_only_where_it_is_native(tmp_path: Path) -> None:
+    """``bf16: auto``: its GRPO run file, as the stage writes it, trains in bf16 on a GPU or a
+    CPU that computes it, in float32 where autocast would emulate it (16x slower, AVX2)."""
+    import torch
+
+    from sandmle.training.grpo import load_grpo_config, native_bf16
+
+    profile, _ = load_profile("cpu-smollm2")
+    path = tmp_path / "grpo.yaml"
+    path.write_text(yaml.safe_dump(profile.grpo.run.model_dump(mode="json", exclude_none=True)))
+    config = load_grpo_config(path, output_dir=str(tmp_path / "out"))
+    assert config.bf16 is native_bf16(on_cpu=not torch.cuda.is_available())
