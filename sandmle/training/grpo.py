@@ -93,10 +93,10 @@ class SandmleGRPOConfig(GRPOConfig):
         if isinstance(self.generation_server, dict):
             self.generation_server = GenerationServer.model_validate(self.generation_server)
         self.reward_weights = reward_functions(self.reward)[1]
-        self.bf16 = resolve_bf16(self.bf16, on_cpu=self.use_cpu or not _cuda())
+        self.bf16 = resolve_bf16(self.bf16, on_cpu=self.use_cpu or not _cuda(), fp16=self.fp16)
         if self.bf16 and not self.use_cpu and not _cuda():
             # transformers refuses bf16 without a GPU unless told use_cpu; there is none, so
-            # the run is on the CPU either way, and autocast runs bf16 there (avx512_bf16)
+            # the run is on the CPU either way, and autocast runs bf16 there (see resolve_bf16)
             self.use_cpu = True
         if self.rollout.task_draw == "by_modality":
             self.shuffle_dataset = False  # training_rows orders the batches
@@ -146,11 +146,13 @@ def native_bf16(on_cpu: bool) -> bool:
     return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
 
 
-def resolve_bf16(value: object, on_cpu: bool) -> bool | None:
+def resolve_bf16(value: object, on_cpu: bool, fp16: bool = False) -> bool | None:
     """``bf16: auto``: bf16 where it is native, else float32, said on stderr; ``true`` where it
     is emulated warns (GRPO's forward and backward took 16x float32's time on an AVX2-only CPU,
-    docs/performance.md); unset stays TRL's to decide."""
+    docs/performance.md); unset stays TRL's to decide (bf16 unless fp16), with the same warning."""
     if value is None:
+        if not fp16 and on_cpu and not native_bf16(on_cpu):
+            warnings.warn(BF16_EMULATED, stacklevel=2)
         return None
     if value == "auto":
         native = native_bf16(on_cpu)

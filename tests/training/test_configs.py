@@ -150,6 +150,8 @@ def test_bf16_auto_is_bf16_only_where_it_is_native(
     if not native:  # asked for outright, it is kept, and the cost is said
         with pytest.warns(UserWarning, match="emulates it"):
             assert load_grpo_config(tiny, output_dir=str(tmp_path), bf16=True, use_cpu=True).bf16
+        with pytest.warns(UserWarning, match="emulates it"):  # unset: TRL's default, bf16
+            assert load_grpo_config(tiny, output_dir=str(tmp_path), bf16=None, use_cpu=True).bf16
     with pytest.raises(SandmleError, match="bf16: 'yes': true, false or auto"):
         load_grpo_config(tiny, output_dir=str(tmp_path), bf16="yes")
 
