@@ -51,6 +51,7 @@ from sandmle.training.generators import (
     TransformersEngine,
     vllm_awake,
 )
+from sandmle.training.lm_head import compact_on_cpu
 from sandmle.training.policy_api import Generator, PolicySession
 from sandmle.training.rollouts import (
     EpisodeResult,
@@ -417,6 +418,7 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
     from transformers import AutoTokenizer
 
     refuse_cpu_vllm(config)  # before any model is built
+    compact_on_cpu()  # the loss's log-probabilities: the completion's positions only, on CPU
     model = resolve_model(config)
     tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
     if tokenizer.pad_token is None:
