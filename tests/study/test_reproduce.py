@@ -479,3 +479,20 @@ def test_cpu_smollm2_trains_in_bf16_only_where_it_is_native(tmp_path: Path) -> N
     path.write_text(yaml.safe_dump(profile.grpo.run.model_dump(mode="json", exclude_none=True)))
     config = load_grpo_config(path, output_dir=str(tmp_path / "out"))
     assert config.bf16 is native_bf16(on_cpu=not torch.cuda.is_available())
+
+
+def test_cpu_smollm2_trains_one_episode_at_a_time_on_five_groups_a_step(tmp_path: Path) -> None:
+    """Micro-batches of one episode: a pair of ~1,800-token episodes of unequal length is
+    padded, and the padded pair's forward and backward took ~30% longer than the two alone
+    (docs/reproduce.md); the step still trains on 5 groups of 4, in one optimizer update, so
+    DAPO's loss (normalised by the generation batch's tokens) is the same sum."""
+    from sandmle.training.grpo import load_grpo_config
+
+    profile, _ = load_profile("cpu-smollm2")
+    path = tmp_path / "grpo.yaml"
+    path.write_text(yaml.safe_dump(profile.grpo.run.model_dump(mode="json", exclude_none=True)))
+    config = load_grpo_config(path, output_dir=str(tmp_path / "out"))
+    assert config.per_device_train_batch_size == 1
+    assert config.generation_batch_size == 20 and config.num_generations == 4
+    assert config.gradient_accumulation_steps == config.steps_per_generation
+    assert config.loss_type == "dapo"
