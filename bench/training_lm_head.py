@@ -29,15 +29,10 @@ import argparse
 import inspect
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
-
-def default_model() -> Path:
-    from sandmle.training.smollm2 import cached_smollm2
-
-    return cached_smollm2()
+from training_precision import best_of, default_model  # bench/ is the script's path
 
 
 def episodes(vocab: int, tokens: int, completion: int, pad: int) -> tuple[Any, Any, Any]:
@@ -74,15 +69,6 @@ def run_path(model: Any, batches: list[tuple[Any, Any, Any]], completion: int, r
     fwd_bwd, logprobs = best_of(runs, policy)
     fwd, _ = best_of(runs, reference)
     return {"policy_fwd_bwd_s": round(fwd_bwd, 2), "reference_fwd_s": round(fwd, 2), "lp": logprobs}
-
-
-def best_of(runs: int, work: Any) -> tuple[float, Any]:
-    best, result = float("inf"), None
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = work()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def main() -> None:
