@@ -13,7 +13,8 @@ TRL batches a group's episodes):
   runs without a mask), both episodes' times added;
 
 each as ``policy_fwd_bwd_s`` (forward, log-probabilities and entropies, backward) and
-``reference_fwd_s`` (no gradients), best of ``--runs``, with the ratios to ``full`` and the
+``reference_fwd_s`` (no gradients), best of ``--runs`` rounds (each round runs every path in
+turn), with the ratios to ``full`` and the
 largest gap in log-probabilities to ``full`` (0 when the paths agree). The load average is
 printed; ``conditions`` says ``loaded`` above 1.5, when only the ratios are to compare.
 
@@ -47,8 +48,9 @@ def episodes(vocab: int, tokens: int, completion: int, pad: int) -> tuple[Any, A
     return ids, mask, labels
 
 
-def run_path(model: Any, batches: list[tuple[Any, Any, Any]], completion: int, runs: int) -> dict:
-    """Best-of-``runs`` seconds for the policy's and the reference's pass over ``batches``."""
+def run_path(model: Any, batches: list[tuple[Any, Any, Any]], completion: int) -> tuple:
+    """Seconds for the policy's and the reference's pass over ``batches``, and the
+    log-probabilities."""
     import torch
 
     def policy() -> Any:
@@ -66,9 +68,9 @@ def run_path(model: Any, batches: list[tuple[Any, Any, Any]], completion: int, r
             for ids, mask, labels in batches:
                 model(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
 
-    fwd_bwd, logprobs = best_of(runs, policy)
-    fwd, _ = best_of(runs, reference)
-    return {"policy_fwd_bwd_s": round(fwd_bwd, 2), "reference_fwd_s": round(fwd, 2), "lp": logprobs}
+    fwd_bwd, logprobs = best_of(1, policy)
+    fwd, _ = best_of(1, reference)
+    return fwd_bwd, fwd, logprobs
 
 
 def main() -> None:
@@ -94,11 +96,20 @@ def main() -> None:
     # one at a time, each without its padding (what a micro-batch of one holds)
     ones = [(ids[i:i + 1, p:], mask[i:i + 1, p:], labels[i:i + 1, p:])
             for i, p in ((0, 0), (1, args.pad))]  # fmt: skip
-    trl_utils._use_triton = inspect.unwrap(trl_utils._use_triton)  # TRL's own switch
-    rows = {"full": run_path(model, pair, args.completion, args.runs)}
+    own = inspect.unwrap(trl_utils._use_triton)  # TRL's own switch
+    trl_utils._use_triton = own
     compact_on_cpu()
-    rows["compact"] = run_path(model, pair, args.completion, args.runs)
-    rows["compact_batch_1"] = run_path(model, ones, args.completion, args.runs)
+    compact = trl_utils._use_triton
+    paths = {"full": (pair, own), "compact": (pair, compact), "compact_batch_1": (ones, compact)}
+    rows: dict[str, dict] = {name: {} for name in paths}
+    for _ in range(args.runs):  # round-robin: load that comes and goes weighs on every path
+        for name, (batches, switch) in paths.items():
+            trl_utils._use_triton = switch
+            fwd_bwd, fwd, logprobs = run_path(model, batches, args.completion)
+            row = rows[name]
+            row["policy_fwd_bwd_s"] = round(min(fwd_bwd, row.get("policy_fwd_bwd_s", fwd_bwd)), 2)
+            row["reference_fwd_s"] = round(min(fwd, row.get("reference_fwd_s", fwd)), 2)
+            row["lp"] = logprobs
     full, reference = rows["full"], rows["full"]["lp"]
     for row in rows.values():
         row["policy_speedup"] = round(full["policy_fwd_bwd_s"] / row["policy_fwd_bwd_s"], 2)
