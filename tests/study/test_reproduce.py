@@ -484,8 +484,9 @@ def test_cpu_smollm2_trains_in_bf16_only_where_it_is_native(tmp_path: Path) -> N
 def test_cpu_smollm2_trains_one_episode_at_a_time_on_five_groups_a_step(tmp_path: Path) -> None:
     """Micro-batches of one episode: a pair of ~1,800-token episodes of unequal length is
     padded, and the padded pair's forward and backward took ~20% longer than the two alone
-    (bench/training_lm_head.py, docs/performance.md); the step still trains on 5 groups of 4, in one optimizer update, so
-    DAPO's loss (normalised by the generation batch's tokens) is the same sum."""
+    (bench/training_lm_head.py, docs/performance.md); the step still trains on 5 groups of 4,
+    in one optimizer update, so DAPO's loss (normalised by the generation batch's tokens) is
+    the same sum."""
     from sandmle.training.grpo import load_grpo_config
 
     profile, _ = load_profile("cpu-smollm2")
