@@ -14,6 +14,7 @@ from inspect_ai.util import LimitExceededError, sandbox, store
 from sandmle.harness.automl_program import toolkit_source
 from sandmle.harness.layout import DATA_DIR, SUBMISSION_PATH, TOOLKIT_PATH
 from sandmle.harness.samples import COMPETITION_ROOT_KEY, competition_for
+from sandmle.harness.toolkit_memo import STORE_MEMO_KEY
 from sandmle.harness.tools import STORE_COMMAND_TIMEOUT_KEY, STORE_ROOT_KEY
 
 logger = logging.getLogger(__name__)
@@ -29,16 +30,21 @@ class BackendError(Exception):
 
 
 @solver
-def sample_setup(toolkit: bool = False, command_timeout: int | None = None) -> Solver:
+def sample_setup(
+    toolkit: bool = False, command_timeout: int | None = None, memo_scope: str | None = None
+) -> Solver:
     """Record the sample's competition in its store, for tools that need it, and the task's
     seconds per command (``command_timeout``), which every scaffold's runs get unless told
     otherwise (``tools.command_timeout``); with ``toolkit``, put the AutoML program in the
-    agent's work dir (``-T toolkit=true``)."""
+    agent's work dir (``-T toolkit=true``); with ``memo_scope``, share its runs
+    (``-T toolkit_memo=true``, ``toolkit_memo.py``)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         store().set(STORE_ROOT_KEY, state.metadata[COMPETITION_ROOT_KEY])
         if command_timeout is not None:
             store().set(STORE_COMMAND_TIMEOUT_KEY, command_timeout)
+        if memo_scope is not None:
+            store().set(STORE_MEMO_KEY, memo_scope)
         if toolkit:
             await sandbox().write_file(TOOLKIT_PATH, toolkit_source())
         return state

@@ -187,6 +187,11 @@ class TaskLimits(BaseModel, frozen=True, extra="forbid"):
     """Ship the AutoML baseline as ``automl.py`` in the agent's work dir and name it in the
     prompt (``python automl.py FAMILY``): an easier setting, for small models that cannot
     write a whole modelling script in one turn (``sandmle/toolkit`` is its teacher)."""
+    toolkit_memo: bool = False
+    """With ``toolkit``: a toolkit call made first in a fresh sandbox runs once per process and
+    task, and repeats get its output and its submission (the program is deterministic; the
+    model sees the same text). Saves the repeated AutoML runs of a GRPO group
+    (``harness/toolkit_memo.py``)."""
 
     @classmethod
     def from_args(cls, arguments: dict[str, Any]) -> TaskLimits:
@@ -261,6 +266,14 @@ ENFORCED: dict[str, frozenset[str]] = {
 """Per sandbox, the sandbox fields it puts in force (tests read each back from inside)."""
 
 
+def memo_scope(limits: TaskLimits) -> str | None:
+    """What a shared toolkit run must match besides the task and command (every limit but
+    the sample counts), or None when the task does not share them."""
+    if not (limits.toolkit and limits.toolkit_memo):
+        return None
+    return limits.model_dump_json(exclude={"epochs", "time_limit", "message_limit", "token_limit"})
+
+
 def competition_task(
     competitions: list[Competition],
     *,
@@ -281,7 +294,11 @@ def competition_task(
     ]
     return Task(
         dataset=competition_dataset(samples, name),
-        setup=sample_setup(toolkit=limits.toolkit, command_timeout=limits.command_timeout),
+        setup=sample_setup(
+            toolkit=limits.toolkit,
+            command_timeout=limits.command_timeout,
+            memo_scope=memo_scope(limits),
+        ),
         solver=solver or default_agent(),
         scorer=medal_scorer(),
         time_limit=limits.time_limit,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import replace
+from pathlib import Path
 
 from inspect_ai.tool import Tool, bash, python, tool
 from inspect_ai.util import store
@@ -20,6 +21,7 @@ from sandmle.harness.grading.report import CompetitionReport, is_grader_error
 from sandmle.harness.samples import COMPETITION_ROOT_KEY, competition_for
 from sandmle.harness.sandbox.limits import DEFAULT_COMMAND_TIMEOUT_S
 from sandmle.harness.scorer import grade_sandbox_submission
+from sandmle.harness.toolkit_memo import STORE_MEMO_KEY, counting, shared_bash
 
 logger = logging.getLogger(__name__)
 
@@ -100,8 +102,11 @@ def validate_submission(score_feedback: bool = False) -> Tool:
 def agent_tools(timeout_s: int, score_feedback: bool = False) -> list[Tool]:
     """The standard tool set every sandmle scaffold gives its agent, ``timeout_s`` seconds per
     bash/python call (``command_timeout()`` at solve time)."""
-    return [
-        bash(timeout=timeout_s),
-        python(timeout=timeout_s),
-        validate_submission(score_feedback=score_feedback),
-    ]
+    tools = [bash(timeout=timeout_s), python(timeout=timeout_s)]
+    if store().get(STORE_MEMO_KEY) is not None:  # -T toolkit_memo=true: share toolkit runs
+        tools = [shared_bash(tools[0], _public_dir), counting(tools[1])]
+    return [*tools, validate_submission(score_feedback=score_feedback)]
+
+
+def _public_dir() -> Path:
+    return competition_for({COMPETITION_ROOT_KEY: store().get(STORE_ROOT_KEY)}).public_dir

@@ -26,6 +26,7 @@ from trl.trainer.grpo_trainer import RewardFunc
 from sandmle.env.chat import use_training_template
 from sandmle.env.rewards import reward_functions, total_reward
 from sandmle.errors import SandmleError
+from sandmle.harness import toolkit_memo
 from sandmle.specs.checkpoint import step_of
 from sandmle.specs.files import load_file
 from sandmle.specs.training import (
@@ -307,6 +308,8 @@ def rollout_function(
             failed += failed_episodes(ran, settings)  # before a refill could hide a failure
             return ran
 
+        memo = toolkit_memo.MEMO.stats  # this process's shared toolkit runs (-T toolkit_memo)
+        memo_before = (memo.runs, memo.shared)
         start = time.perf_counter()
         with running:
             tasks = [str(p) for p in prompts]
@@ -322,10 +325,13 @@ def rollout_function(
         if isinstance(generator, BatchingGenerator):
             generator.close()  # no cancelled generation may run on into the optimizer step
         _log_metrics(trainer, results, time.perf_counter() - start, clock, failed)
+        metrics = trainer._metrics["train"]
         if refill is not None:
-            metrics = trainer._metrics["train"]
             metrics["rollout/refilled_groups"].append(refill.refilled)
             metrics["rollout/flat_groups"].append(refill.flat)
+        if settings.backend == "in-process":  # elsewhere the memo is the workers'
+            metrics["rollout/toolkit_runs"].append(memo.runs - memo_before[0])
+            metrics["rollout/toolkit_shared"].append(memo.shared - memo_before[1])
         return trl_batch(results, tokenizer)
 
     return rollout

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from sandmle.harness import toolkit_memo
+from sandmle.harness.toolkit_memo import ToolkitMemo
 from sandmle.training.dynamic_sampling import groups, is_flat, refill_flat_groups
 from sandmle.training.policy_api import Episode, EpisodeResult
 
@@ -116,7 +118,15 @@ def test_trl_trains_on_the_refilled_groups(
     pack = Pack(spread={"tab-c"})
     monkeypatch.setattr(grpo, "task_modalities", lambda _settings: MODALITIES)
     monkeypatch.setattr(grpo, "training_rows", lambda _config: ["tab-a", "img-a"])
-    monkeypatch.setattr(grpo, "run_episodes", lambda ids, *_a: pack.run(ids, len(pack.calls)))
+    memo = ToolkitMemo()
+    monkeypatch.setattr(toolkit_memo, "MEMO", memo)
+
+    def run_episodes(ids: list[str], *_a: object) -> list:
+        memo.stats.runs += 1  # as shared toolkit runs count: one run, the group's others shared
+        memo.stats.shared += len(ids) - 1
+        return pack.run(ids, len(pack.calls))
+
+    monkeypatch.setattr(grpo, "run_episodes", run_episodes)
     trainer = grpo.build_trainer(config)
     scripted = ScriptedGenerator(trainer.processing_class, SCRIPT)
     monkeypatch.setattr(
@@ -126,6 +136,9 @@ def test_trl_trains_on_the_refilled_groups(
     trainer.model.train()  # TRL files its metrics under "train" only while training
     trainer._generate_and_score_completions([{"prompt": "tab-a"} for _ in range(n)])
     metrics = trainer._metrics["train"]
+    rounds_run = len(pack.calls)
+    assert metrics["rollout/toolkit_runs"][-1] == rounds_run  # this rollout's, not the process's
+    assert metrics["rollout/toolkit_shared"][-1] == rounds_run * (n - 1)
     if rounds:
         firsts = [ids[0] for _, ids in pack.calls]  # the draw, then each round's refill
         assert firsts[0] == "tab-a" and firsts[-1] == "tab-c" and len(firsts) <= 3
