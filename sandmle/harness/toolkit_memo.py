@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -128,20 +130,24 @@ MEMO = ToolkitMemo()
 @lru_cache(maxsize=512)
 def _digest(root: str, signature: tuple) -> str:
     sha = hashlib.sha256()
-    for path, _, _ in signature:
-        sha.update(path.encode() + b"\0" + (Path(root) / path).read_bytes())
+    for path, link, _, _ in signature:
+        # a link is hashed by its text, never followed: a pack's files are not trusted
+        data = link.encode() if link is not None else (Path(root) / path).read_bytes()
+        sha.update(path.encode() + b"\0" + (b"L" if link is not None else b"F") + data)
     return sha.hexdigest()
 
 
 def files_digest(public_dir: Path) -> str:
-    """SHA-256 of a folder's files (names and bytes), cached while no file's size or time
-    changes."""
-    files = sorted(p for p in public_dir.rglob("*") if p.is_file())
-    signature = tuple(
-        (p.relative_to(public_dir).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
-        for p in files
-    )
-    return _digest(str(public_dir), signature)
+    """SHA-256 of a folder's regular files (names and bytes) and links (names and targets,
+    not followed), cached while no entry's size or time changes."""
+    signature = []
+    for p in sorted(public_dir.rglob("*")):
+        info = p.lstat()
+        link = os.readlink(p) if stat.S_ISLNK(info.st_mode) else None
+        if link is not None or stat.S_ISREG(info.st_mode):
+            name = p.relative_to(public_dir).as_posix()
+            signature.append((name, link, info.st_size, info.st_mtime_ns))
+    return _digest(str(public_dir), tuple(signature))
 
 
 def memo_key(scope: str, public_dir: Path, command: str) -> str:

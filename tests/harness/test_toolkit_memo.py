@@ -16,7 +16,14 @@ from inspect_ai.tool import ToolCall, ToolDef, bash, python
 from sandmle.benchmarks.synthetic.task import synthetic
 from sandmle.harness import toolkit_memo
 from sandmle.harness.task import TaskLimits, default_agent, memo_scope
-from sandmle.harness.toolkit_memo import Outcome, ToolkitMemo, counting, shared_bash, toolkit_calls
+from sandmle.harness.toolkit_memo import (
+    Outcome,
+    ToolkitMemo,
+    counting,
+    files_digest,
+    shared_bash,
+    toolkit_calls,
+)
 
 
 @pytest.fixture
@@ -38,6 +45,19 @@ def test_only_the_toolkits_own_calls_are_shared():
     assert memo_scope(TaskLimits(toolkit=True, toolkit_memo=True)) != memo_scope(
         TaskLimits(toolkit=True, toolkit_memo=True, threads=2)
     )
+
+
+def test_the_task_digest_never_follows_a_packs_links(tmp_path: Path):
+    public, outside = tmp_path / "public", tmp_path / "outside.txt"
+    public.mkdir()
+    (public / "train.csv").write_text("id,y\n1,2\n")
+    outside.write_text("host file")
+    (public / "link.csv").symlink_to(outside)
+    before = files_digest(public)
+    outside.write_text("changed host file")  # read through the link, it would change
+    assert files_digest(public) == before
+    (public / "train.csv").write_text("id,y\n1,3\n")
+    assert files_digest(public) != before
 
 
 def test_the_model_sees_the_same_tools():
