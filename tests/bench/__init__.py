@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -16,3 +18,9 @@ def bench_script(name: str, path: Path | None = None) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def run_bench(name: str, *args: str, cwd: Path) -> str:
+    """Run ``bench/<name>.py`` with ``args`` as a user would; its stdout (it must exit 0)."""
+    command = [sys.executable, str(BENCH / f"{name}.py"), *args]
+    return subprocess.run(command, capture_output=True, text=True, check=True, cwd=cwd).stdout

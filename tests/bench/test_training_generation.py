@@ -4,28 +4,25 @@ call, each group's prompt prefilled once and the groups' shared prefix once in a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("transformers", reason="needs the train extra: pip install -e '.[train]'")
+from tests.bench import run_bench
 
-ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("transformers", reason="needs the train extra: pip install -e '.[train]'")
 
 
 def test_group_rows_prefill_each_prompt_once(tmp_path: Path) -> None:
     from sandmle.training.tiny import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny")
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "training_generation.py"), "--model", str(model),
-         "--batches", "", "--groups", "2", "--group-size", "3", "--threads", "1",
-         "--turns", "1", "--tokens", "4", "--prompt-repeats", "20"],
-        capture_output=True, text=True, check=True, cwd=tmp_path,
+    out = run_bench(
+        "training_generation", "--model", str(model), "--batches", "", "--groups", "2",
+        "--group-size", "3", "--threads", "1", "--turns", "1", "--tokens", "4",
+        "--prompt-repeats", "20", cwd=tmp_path,
     )  # fmt: skip
-    result = json.loads(out.stdout)
+    result = json.loads(out)
     row = result["groups_2x3_1_thread"]
     prompt, shared, size = result["prompt_tokens"], result["prompt_tokens"] * 2 // 5, 3
     assert row["episodes"] == 2 * size

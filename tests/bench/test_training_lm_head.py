@@ -6,27 +6,24 @@ from __future__ import annotations
 
 import inspect
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
+from tests.bench import run_bench
 
-ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("trl", reason="needs the train extra: pip install -e '.[train]'")
 
 
 def test_the_three_paths_agree(tmp_path: Path) -> None:
     from sandmle.training.tiny import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny")
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "training_lm_head.py"), "--model", str(model),
-         "--tokens", "48", "--completion", "5", "--pad", "9", "--runs", "1"],
-        capture_output=True, text=True, check=True, cwd=tmp_path,
+    out = run_bench(
+        "training_lm_head", "--model", str(model), "--tokens", "48", "--completion", "5",
+        "--pad", "9", "--runs", "1", cwd=tmp_path,
     )  # fmt: skip
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.strip().splitlines()[-1])
     assert (result["tokens"], result["completion_tokens"], result["pad_tokens"]) == (48, 5, 9)
     for row in ("full", "compact", "compact_batch_1"):
         assert result[row]["policy_fwd_bwd_s"] > 0 and result[row]["reference_fwd_s"] > 0
