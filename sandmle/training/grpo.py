@@ -60,6 +60,7 @@ from sandmle.training.rollouts import (
     run_episodes,
     trl_batch,
 )
+from sandmle.training.shared_prefix import PrefixSharingGRPOTrainer
 from sandmle.training.smollm2 import local_model
 from sandmle.training.task_draw import batches_needed, modality_batches
 from sandmle.training.weight_sync import refuse_cpu_vllm, server_generation
@@ -81,6 +82,13 @@ class SandmleGRPOConfig(GRPOConfig):
     )
     generation_server: GenerationServer | None = field(
         default=None, metadata={"help": "Sample from a running vLLM server, weights synced by API."}
+    )
+    share_prompt_prefix: bool = field(
+        default=False,
+        metadata={
+            "help": "Run each micro-batch's shared prompt once, its completions on its cache "
+            "(sandmle/training/shared_prefix.py); micro-batches then hold whole groups."
+        },
     )
     warm_start: str | None = field(
         default=None,
@@ -109,6 +117,7 @@ class SandmleGRPOConfig(GRPOConfig):
                 "process batches its own episodes' turns; use vllm_mode='server' "
                 "(trl vllm-serve --tensor-parallel-size N) for tensor parallelism."
             )
+        self._check_prefix_sharing()
         one_update = self.num_iterations == 1
         clip_high = (self.epsilon_high or self.epsilon) > self.epsilon
         if clip_high and one_update and not self._several_steps():
@@ -116,6 +125,15 @@ class SandmleGRPOConfig(GRPOConfig):
                 f"epsilon_high ({self.epsilon_high}) has no effect with one optimizer step per "
                 "generation batch (the policy ratio is 1); set steps_per_generation to a multiple "
                 "of gradient_accumulation_steps above it (or num_iterations > 1), or drop epsilon_high."
+            )
+
+    def _check_prefix_sharing(self) -> None:
+        groups = self.num_generations or 1
+        if self.share_prompt_prefix and self.per_device_train_batch_size % groups:
+            raise ValueError(
+                f"share_prompt_prefix runs a group's prompt once per micro-batch: "
+                f"per_device_train_batch_size ({self.per_device_train_batch_size}) must hold "
+                f"whole groups of num_generations ({groups})."
             )
 
     def _several_steps(self) -> bool:
@@ -438,7 +456,7 @@ def build_trainer(config: SandmleGRPOConfig, callbacks: list | None = None) -> G
         reward_mode=config.reward.mode,
     )
     reward_funcs: list[RewardFunc] = [*reward_functions(config.reward)[0]]  # TRL's element type
-    return GRPOTrainer(
+    return PrefixSharingGRPOTrainer(
         model=model,
         reward_funcs=reward_funcs,
         args=config,
