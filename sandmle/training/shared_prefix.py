@@ -139,7 +139,7 @@ class PrefixSharingGRPOTrainer(GRPOTrainer):
     def _sharing(self) -> bool:
         return bool(getattr(self.args, "share_prompt_prefix", False))
 
-    def _get_per_token_logps_and_entropies(  # type: ignore[override]
+    def _get_per_token_logps_and_entropies(
         self,
         model: Any,
         input_ids: torch.Tensor,
@@ -214,7 +214,7 @@ def scorer(share: bool = True) -> PrefixSharingGRPOTrainer:
     from types import SimpleNamespace
 
     trainer = PrefixSharingGRPOTrainer.__new__(PrefixSharingGRPOTrainer)
-    trainer.accelerator = SimpleNamespace(  # type: ignore[assignment]
+    trainer.accelerator = SimpleNamespace(
         autocast=contextlib.nullcontext, unwrap_model=lambda model: model, is_main_process=True
     )
     trainer.args = SimpleNamespace(share_prompt_prefix=share)  # type: ignore[assignment]

@@ -186,6 +186,52 @@ def test_env_mask_keeps_environment_tokens_out_of_the_loss(
     assert loss(logps + one_policy_token) != pytest.approx(base, abs=1e-6)
 
 
+def test_a_groups_prompt_runs_once_with_the_same_loss_and_gradient(
+    tiny_model: Path, module_pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """share_prompt_prefix in the trainer itself, on real multi-turn episodes (environment
+    tokens inside the completion): TRL's loss and gradient, fewer tokens through the model."""
+    import torch
+
+    from sandmle.training import grpo
+    from sandmle.training.shared_prefix import PrefixSharingGRPOTrainer
+
+    config = tiny_config(tiny_model, module_pack, tmp_path, max_steps=1, share_prompt_prefix=True)
+    config.rollout = config.rollout.model_copy(update={"max_turns": 5, "max_turn_tokens": 256})
+    trainer = build_trainer(config)
+    assert isinstance(trainer, PrefixSharingGRPOTrainer)
+    scripted = ScriptedGenerator(trainer.processing_class, SCRIPT)
+    monkeypatch.setattr(
+        grpo, "_generation", lambda t, threads: (scripted, EngineClock(), nullcontext())
+    )
+    inputs = trainer._generate_and_score_completions([{"prompt": "plant-watering"}] * 2)
+    inputs["advantages"] = torch.tensor([1.0, -0.5])
+    model = trainer.model
+
+    def run(share: bool) -> tuple[float, dict, int]:
+        trainer.args.share_prompt_prefix = share
+        tokens: list[int] = []
+        hook = model.get_input_embeddings().register_forward_hook(
+            lambda _m, args, _o: tokens.append(args[0].numel())
+        )
+        try:
+            loss = trainer._compute_loss(model, inputs)
+        finally:
+            hook.remove()
+        loss.backward()
+        grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        model.zero_grad(set_to_none=True)
+        return loss.item(), grads, sum(tokens)
+
+    per_row, shared = run(False), run(True)
+    assert shared[0] == pytest.approx(per_row[0], rel=1e-4, abs=1e-6)
+    assert shared[1].keys() == per_row[1].keys() and per_row[1]
+    for name, grad in per_row[1].items():
+        torch.testing.assert_close(shared[1][name], grad, rtol=1e-3, atol=1e-6, msg=name)
+    prompt = int(inputs["prompt_mask"][0].sum())
+    assert shared[2] == per_row[2] - (prompt - 1)  # the second row's prompt did not run
+
+
 def test_sparse_mode_swaps_the_reward_functions(
     tiny_model: Path, module_pack: Path, tmp_path: Path
 ) -> None:
