@@ -77,24 +77,58 @@ def run_path(model: Any, batches: list[tuple[Any, Any, Any]], completion: int) -
     return middle - start, time.perf_counter() - middle, logprobs
 
 
-def main() -> None:
+def fused_model(folder: Path) -> Any:
+    """The model in float32, training mode, with TRL's fused LM head, as GRPOTrainer has it."""
     import torch
     from transformers import AutoModelForCausalLM
     from trl.trainer import utils as trl_utils
 
-    from sandmle.training.lm_head import compact_on_cpu
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).train()
+    trl_utils.add_fused_lm_head(model, outputs=("log_probs", "entropy"))
+    return model
 
+
+def keep_best(row: dict, fwd_bwd: float, fwd: float, logprobs: Any) -> None:
+    """A round's figures into its path's row: the fastest of the rounds, the last scores."""
+    row["policy_fwd_bwd_s"] = min(fwd_bwd, row.get("policy_fwd_bwd_s", fwd_bwd))
+    row["reference_fwd_s"] = min(fwd, row.get("reference_fwd_s", fwd))
+    row["lp"] = logprobs
+
+
+def compare(rows: dict[str, dict], base: str) -> None:
+    """Each row's speedups and largest log-probability gap to row ``base``, then rounded."""
+    first, reference = rows[base], rows[base]["lp"]
+    for row in rows.values():
+        row["policy_speedup"] = round(first["policy_fwd_bwd_s"] / row["policy_fwd_bwd_s"], 2)
+        row["reference_speedup"] = round(first["reference_fwd_s"] / row["reference_fwd_s"], 2)
+        row["logprob_gap_max"] = round((row.pop("lp") - reference).abs().max().item(), 6)
+    for row in rows.values():  # rounded once the ratios are taken
+        row["policy_fwd_bwd_s"] = round(row["policy_fwd_bwd_s"], 3)
+        row["reference_fwd_s"] = round(row["reference_fwd_s"], 3)
+
+
+def episode_args() -> argparse.ArgumentParser:
+    """The options every loss-path bench takes: the model, an episode's size, the rounds."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", type=Path)
     parser.add_argument("--tokens", type=int, default=1800)
     parser.add_argument("--completion", type=int, default=32)
-    parser.add_argument("--pad", type=int, default=150)
     parser.add_argument("--runs", type=int, default=2)
+    return parser
+
+
+def main() -> None:
+    import torch
+    from trl.trainer import utils as trl_utils
+
+    from sandmle.training.lm_head import compact_on_cpu
+
+    parser = episode_args()
+    parser.add_argument("--pad", type=int, default=150)
     args = parser.parse_args()
     load = os.getloadavg()[0]
     folder = args.model or default_model()
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).train()
-    trl_utils.add_fused_lm_head(model, outputs=("log_probs", "entropy"))  # as GRPOTrainer does
+    model = fused_model(folder)
     ids, mask, labels = episodes(model.config.vocab_size, args.tokens, args.completion, args.pad)
     pair = [(ids, mask, labels)]
     # one at a time, each without its padding (what a micro-batch of one holds)
@@ -110,18 +144,8 @@ def main() -> None:
         for name, (batches, switch) in paths.items():
             trl_utils._use_triton = switch
             fwd_bwd, fwd, logprobs = run_path(model, batches, args.completion)
-            row = rows[name]
-            row["policy_fwd_bwd_s"] = min(fwd_bwd, row.get("policy_fwd_bwd_s", fwd_bwd))
-            row["reference_fwd_s"] = min(fwd, row.get("reference_fwd_s", fwd))
-            row["lp"] = logprobs
-    full, reference = rows["full"], rows["full"]["lp"]
-    for row in rows.values():
-        row["policy_speedup"] = round(full["policy_fwd_bwd_s"] / row["policy_fwd_bwd_s"], 2)
-        row["reference_speedup"] = round(full["reference_fwd_s"] / row["reference_fwd_s"], 2)
-        row["logprob_gap_max"] = round((row.pop("lp") - reference).abs().max().item(), 6)
-    for row in rows.values():  # rounded once the ratios are taken
-        row["policy_fwd_bwd_s"] = round(row["policy_fwd_bwd_s"], 3)
-        row["reference_fwd_s"] = round(row["reference_fwd_s"], 3)
+            keep_best(rows[name], fwd_bwd, fwd, logprobs)
+    compare(rows, "full")
     print(
         json.dumps(
             {

@@ -24,15 +24,14 @@ bench/training_precision.py does. About 3 minutes on 2 idle cores.)
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
 import time
-from pathlib import Path
 from typing import Any
 
-from training_precision import default_model  # bench/ is the script's path
+from training_lm_head import compare, episode_args, fused_model, keep_best  # bench/ is the path
+from training_precision import default_model
 
 
 def group(vocab: int, tokens: int, completion: int, size: int) -> tuple[Any, Any]:
@@ -70,24 +69,17 @@ def timed(score: Any, model: Any, batches: list[tuple[Any, Any]], keep: int) -> 
 
 def main() -> None:
     import torch
-    from transformers import AutoModelForCausalLM
     from trl import GRPOTrainer
-    from trl.trainer import utils as trl_utils
 
     from sandmle.training.lm_head import compact_on_cpu
     from sandmle.training.shared_prefix import scorer
 
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--model", type=Path)
-    parser.add_argument("--tokens", type=int, default=1800)
-    parser.add_argument("--completion", type=int, default=32)
+    parser = episode_args()
     parser.add_argument("--group", type=int, default=4)
-    parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
     load = os.getloadavg()[0]
     folder = args.model or default_model()
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).train()
-    trl_utils.add_fused_lm_head(model, outputs=("log_probs", "entropy"))  # as GRPOTrainer does
+    model = fused_model(folder)
     compact_on_cpu()  # as sandmle's trainer does on CPU
     ids, mask = group(model.config.vocab_size, args.tokens, args.completion, args.group)
     trainer = scorer()
@@ -102,18 +94,8 @@ def main() -> None:
     for _ in range(args.runs):  # round-robin: load that comes and goes weighs on both paths
         for name, (score, batches) in paths.items():
             fwd_bwd, fwd, logps = timed(score, model, batches, args.completion)
-            row = rows[name]
-            row["policy_fwd_bwd_s"] = min(fwd_bwd, row.get("policy_fwd_bwd_s", fwd_bwd))
-            row["reference_fwd_s"] = min(fwd, row.get("reference_fwd_s", fwd))
-            row["lp"] = logps
-    base, reference = rows["per_episode"], rows["per_episode"]["lp"]
-    for row in rows.values():
-        row["policy_speedup"] = round(base["policy_fwd_bwd_s"] / row["policy_fwd_bwd_s"], 2)
-        row["reference_speedup"] = round(base["reference_fwd_s"] / row["reference_fwd_s"], 2)
-        row["logprob_gap_max"] = round((row.pop("lp") - reference).abs().max().item(), 6)
-    for row in rows.values():  # rounded once the ratios are taken
-        row["policy_fwd_bwd_s"] = round(row["policy_fwd_bwd_s"], 3)
-        row["reference_fwd_s"] = round(row["reference_fwd_s"], 3)
+            keep_best(rows[name], fwd_bwd, fwd, logps)
+    compare(rows, "per_episode")
     print(
         json.dumps(
             {
