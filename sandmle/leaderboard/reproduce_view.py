@@ -176,19 +176,21 @@ def paired_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFram
 
 def drop_table(samples: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
     """Valid rate under the trained scaffold vs the unseen ones, per role and benchmark, on
-    the tasks every scaffold of that row ran (a scaffold with a ``limit`` runs fewer)."""
+    the tasks every scaffold of that row ran (a scaffold with a ``limit`` runs fewer), whose
+    number the ``tasks`` column gives: the trained rate there may differ from its cell's."""
     trained = manifest.get("trained_scaffold", "react")
-    columns = ["role", "bench", "trained", "unseen", "drop", "worst unseen"]
+    columns = ["role", "bench", "tasks", "trained", "unseen", "drop", "worst unseen"]
     rows = []
     for (role, bench), part in samples.groupby(["role", "bench"], sort=False):
-        part = part[part["competition_id"].isin(shared_tasks(part))]
+        tasks = shared_tasks(part)
+        part = part[part["competition_id"].isin(tasks)]
         by_solver = part.groupby("solver")["valid_submission"].mean() * 100
         if trained not in by_solver:
             continue
         unseen = by_solver.drop(trained)
         worst = f"{unseen.idxmin()} {unseen.min():.0f}" if len(unseen) else "—"
         mean_unseen = unseen.mean() if len(unseen) else math.nan
-        rows.append([role, bench, by_solver[trained], mean_unseen,
+        rows.append([role, bench, len(tasks), by_solver[trained], mean_unseen,
                      by_solver[trained] - mean_unseen, worst])  # fmt: skip
     order = {role: i for i, role in enumerate(role_order(manifest))}
     table = pd.DataFrame(rows, columns=columns)

@@ -185,9 +185,9 @@ def _stacked(mix: str) -> str:
 
 def drop_rich(drops: pd.DataFrame) -> Table:
     out = _table("cross-scaffold drop: valid % trained scaffold vs unseen (mean)",
-                 ["role", "bench", "trained", "unseen", "drop", "worst unseen"])  # fmt: skip
+                 ["role", "bench", "tasks", "trained", "unseen", "drop", "worst unseen"])  # fmt: skip
     for _, row in drops.iterrows():
-        out.add_row(str(row["role"]), str(row["bench"]), *(_num(row[k]) for k in
+        out.add_row(str(row["role"]), str(row["bench"]), str(row["tasks"]), *(_num(row[k]) for k in
                     ("trained", "unseen", "drop")), str(row["worst unseen"]))  # fmt: skip
     return out
 

@@ -138,6 +138,7 @@ def test_the_drop_compares_scaffolds_on_the_tasks_both_ran() -> None:
     manifest = {"trained_scaffold": "react", "roles": {"SFT": "hf/sft"}}
     (drop,) = view.drop_table(samples, manifest).to_dict("records")
     assert (drop["trained"], drop["unseen"], drop["drop"]) == (100.0, 100.0, 0.0)
+    assert drop["tasks"] == 1  # said, since react's own cell (50) differs
 
 
 def test_a_run_without_learning_signal_is_named(out: Path, tmp_path: Path) -> None:
