@@ -29,7 +29,7 @@ from tests.conftest import copy_pack
 def _micro_run(tmp_path: Path) -> reproduce.Run:
     profile, path = load_profile("cpu-micro")
     run = reproduce.Run(profile, path, tmp_path, Console())
-    for stage in ("sft", "grpo-dense", "grpo-sparse"):
+    for stage in ("sft", *(arm.stage for arm in profile.grpo.arms())):
         run.finish(stage, {"checkpoint": str(tmp_path / stage)})
     return run
 
@@ -37,7 +37,7 @@ def _micro_run(tmp_path: Path) -> reproduce.Run:
 def test_the_matrix_splits_into_one_study_per_model_and_cell(tmp_path: Path) -> None:
     study = reproduce.eval_study(_micro_run(tmp_path))
     cells = cell_studies(study)
-    assert len(cells) == len(study.models) * len(study.cells())  # 3 models x 15 cells
+    assert len(cells) == len(study.models) * len(study.cells())  # 2 models (SFT, GRPO) x 15 cells
     names = [name for name, _ in cells]
     assert len(set(names)) == len(names) and names[0] == "m0-heldout-s0-react"
     seen = set()
@@ -73,8 +73,9 @@ def test_the_eval_stage_runs_on_ray_when_the_profile_says_so(
     monkeypatch.setattr(reproduce, "study_tasks", lambda study: [])  # no packs built here
     monkeypatch.setattr(reproduce, "sample_count", lambda study, tasks: 0)
     outcome = reproduce.stage_eval(run)
-    (study, ray_settings), (fixed, _) = asked
+    (study, ray_settings), (base, _), (fixed, _) = asked
     assert outcome["success"] and study == reproduce.eval_study(run)
+    assert base == reproduce.base_study(run)  # cpu-micro's base: held-out react alone
     assert fixed == reproduce.fixed_study(run)  # the toolkit's fixed options, on the cluster too
     assert ray_settings.gpus_per_cell == 1 and ray_settings.address == "10.0.0.1:6379"
 

@@ -414,10 +414,10 @@ def test_cpu_smollm2_runs_its_base_model_on_the_held_out_pack_alone(tmp_path: Pa
     assert alone.models[0].model_args == study.models[0].model_args  # same sampling
     assert alone.resolved_log_dir() == tmp_path / "eval-base"
     assert reproduce.write_manifest(run).read_text().count(base) == 1
-    micro = trained_run("cpu-micro", tmp_path / "micro")
-    assert reproduce.base_study(micro) is None
-    assert reproduce.model_name(micro, reproduce.base_model(micro)) in [
-        m.model for m in reproduce.eval_study(micro).models
+    toy = trained_run("toy", tmp_path / "toy")  # base_cells: all (the default)
+    assert reproduce.base_study(toy) is None
+    assert reproduce.model_name(toy, reproduce.base_model(toy)) in [
+        m.model for m in reproduce.eval_study(toy).models
     ]
 
 
